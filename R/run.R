@@ -1,0 +1,185 @@
+# The run loop. Go runs the screening on its own threads; R starts it, then polls it from the main
+# thread every `poll_interval` seconds: that is where the progress bar moves, where the user's R
+# callbacks (is_transient, backoff, after) are evaluated, and where Ctrl-C is caught. Go never
+# calls R.
+
+poll_interval <- 0.05
+
+#' @importFrom rlang %||%
+#' @useDynLib tabscreen, .registration = TRUE
+NULL
+
+# Starts a screening in Go and waits for it. See ARCHITECTURE.md for the tables and options.
+# On Ctrl-C the run is cancelled and this returns normally with meta$state == "cancelled": every
+# answer already received is kept, every other job is failed with its reason.
+run_engine <- function(records, options, api_key, callbacks = list(), progress = TRUE,
+                       messages = TRUE, call = rlang::caller_env()) {
+  callbacks <- callbacks[!vapply(callbacks, is.null, logical(1))]
+  options$r_callbacks <- list(
+    is_transient = is.function(callbacks$is_transient),
+    backoff = is.function(callbacks$backoff),
+    after = is.function(callbacks$after)
+  )
+  ipc <- df_to_ipc(records[c("title", "abstract")])
+  json <- as.character(to_json(options))
+  started <- from_json(.Call(C_run_start, ipc, json, api_key))
+  abort_on_go_error(started, call)
+  handle <- started$handle
+
+  collected <- FALSE
+  on.exit(if (!collected) release_run(handle), add = TRUE)
+
+  bar <- NULL
+  state <- NULL
+  interrupted <- FALSE
+  repeat {
+    state <- tryCatch(
+      {
+        st <- from_json(.Call(C_run_poll, handle), simplify = FALSE)
+        abort_on_go_error(st, call)
+        answer_callbacks(handle, st$callbacks, callbacks)
+        if (progress) bar <- show_progress(bar, st)
+        if (!identical(st$state, "finished")) Sys.sleep(poll_interval)
+        st
+      },
+      interrupt = function(cnd) {
+        interrupted <<- TRUE
+        NULL
+      }
+    )
+    if (interrupted || identical(state$state, "finished")) break
+  }
+  if (interrupted) .Call(C_run_cancel, handle)
+  if (!is.null(bar)) cli::cli_progress_done(id = bar)
+
+  out <- .Call(C_run_result, handle)
+  collected <- TRUE
+  meta <- from_json(out[[1]])
+  abort_on_go_error(meta, call)
+  meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
+  list(answers = ipc_to_df(out[[2]]), questions = ipc_to_df(out[[3]]), meta = meta)
+}
+
+# Spec section 3 aggregation, computed by Go on an answers table.
+aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lower = NULL) {
+  cols <- c("record", "promptid", "model", "top_p", "n", "decision_binary",
+            "detailed_description", "confidence", "submodel")
+  answers <- as.data.frame(answers)[intersect(cols, names(answers))]
+  template <- list(record = integer(), promptid = integer(), model = character(), top_p = double(),
+                   n = integer(), decision_binary = integer(), detailed_description = character(),
+                   confidence = double(), submodel = character())
+  for (col in setdiff(cols, names(answers))) {
+    answers[[col]] <- rep(template[[col]][NA_integer_], nrow(answers))
+  }
+  for (col in cols) storage.mode(answers[[col]]) <- storage.mode(template[[col]])
+  opts <- to_json(list(incl_cutoff_upper = incl_cutoff_upper, incl_cutoff_lower = incl_cutoff_lower))
+  out <- .Call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
+  meta <- from_json(out[[1]])
+  abort_on_go_error(meta, rlang::caller_env())
+  agg <- ipc_to_df(out[[2]])
+  attr(agg, "incl_cutoff_upper") <- meta$incl_cutoff_upper
+  attr(agg, "incl_cutoff_lower") <- meta$incl_cutoff_lower
+  agg
+}
+
+# Cancels a run that R left early (an error in a callback or in this loop) and waits for Go to
+# finish it, so no goroutine or connection outlives the call.
+release_run <- function(handle) {
+  .Call(C_run_cancel, handle)
+  try(.Call(C_run_result, handle), silent = TRUE)
+  invisible()
+}
+
+answer_callbacks <- function(handle, pending, callbacks) {
+  if (length(pending) == 0) return(invisible())
+  replies <- lapply(pending, function(cb) {
+    reply <- list(id = cb$id, value = NULL, error = "")
+    value <- tryCatch(
+      {
+        fun <- callbacks[[cb$kind]]
+        if (identical(cb$kind, "backoff")) fun(cb$attempts) else fun(callback_response(cb))
+      },
+      error = function(e) {
+        reply$error <<- conditionMessage(e)
+        NULL
+      }
+    )
+    if (!nzchar(reply$error)) reply$value <- callback_value(cb$kind, value)
+    reply
+  })
+  res <- from_json(.Call(C_run_reply, handle, as.character(to_json(replies))))
+  abort_on_go_error(res, rlang::caller_env())
+  invisible()
+}
+
+# The response a user's callback sees: an httr2 response, so predicates written for httr2's
+# req_retry() work unchanged.
+callback_response <- function(cb) {
+  headers <- lapply(cb$headers %||% list(), function(v) paste(unlist(v), collapse = ", "))
+  httr2::response(
+    status_code = cb$status,
+    headers = headers,
+    body = charToRaw(enc2utf8(cb$body %||% ""))
+  )
+}
+
+callback_value <- function(kind, value) {
+  if (kind == "is_transient") {
+    if (!rlang::is_bool(value)) {
+      rlang::abort("`is_transient` must return TRUE or FALSE.", class = c("tabscreen_error_callback", "tabscreen_error"))
+    }
+    return(as.numeric(value))
+  }
+  if (is.null(value)) return(NULL)
+  if (!is.numeric(value) || length(value) != 1 || is.na(value) || value < 0) {
+    rlang::abort(sprintf("`%s` must return a single non-negative number of seconds%s.", kind,
+                         if (kind == "after") " or NULL" else ""),
+                 class = c("tabscreen_error_callback", "tabscreen_error"))
+  }
+  as.numeric(value)
+}
+
+show_progress <- function(bar, st) {
+  if (is.null(bar)) {
+    bar <- cli::cli_progress_bar(
+      name = "Screening",
+      total = st$total,
+      format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total}",
+                     "| failed: {cli::pb_extra$failed} | ETA: {cli::pb_eta}"),
+      extra = list(failed = 0),
+      clear = FALSE,
+      .envir = parent.frame()
+    )
+  }
+  cli::cli_progress_update(id = bar, set = st$done, extra = list(failed = st$failed))
+  bar
+}
+
+price_rows <- function(rows) {
+  if (length(rows) == 0 || (is.data.frame(rows) && nrow(rows) == 0)) {
+    return(data.frame(promptid = integer(), model = character(), iterations = integer(),
+                      input_price_dollar = double(), output_price_dollar = double()))
+  }
+  rows <- as.data.frame(rows)
+  for (col in c("input_price_dollar", "output_price_dollar")) {
+    if (is.null(rows[[col]])) rows[[col]] <- NA_real_
+    rows[[col]] <- as.numeric(rows[[col]])
+  }
+  rows$promptid <- as.integer(rows$promptid)
+  rows$iterations <- as.integer(rows$iterations)
+  rows[c("promptid", "model", "iterations", "input_price_dollar", "output_price_dollar")]
+}
+
+to_json <- function(x) {
+  jsonlite::toJSON(x, auto_unbox = TRUE, null = "null", na = "null", digits = NA)
+}
+
+from_json <- function(x, simplify = TRUE) {
+  jsonlite::fromJSON(x, simplifyVector = simplify)
+}
+
+abort_on_go_error <- function(x, call) {
+  err <- x$error
+  if (is.null(err)) return(invisible())
+  rlang::abort(err$message, class = c(err$class, "tabscreen_error"), call = call)
+}

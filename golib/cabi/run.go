@@ -1,0 +1,165 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/tabscreen/tabscreen/golib/arrowio"
+	"github.com/tabscreen/tabscreen/golib/engine"
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+// Runs are reached from C through integer handles, so no Go pointer ever crosses the ABI.
+var (
+	runsMu     sync.Mutex
+	runs       = map[int64]*engine.Run{}
+	nextHandle int64
+)
+
+func lookup(h C.int64_t) (*engine.Run, error) {
+	runsMu.Lock()
+	defer runsMu.Unlock()
+	r, ok := runs[int64(h)]
+	if !ok {
+		return nil, fmt.Errorf("no run with handle %d (it has already returned its result)", int64(h))
+	}
+	return r, nil
+}
+
+func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
+	c, ok := t.Col(name)
+	if !ok || c.Kind != arrowio.KindUtf8 {
+		return nil, nil, fmt.Errorf("the records table needs a character column %q", name)
+	}
+	return c.Str, c.Valid, nil
+}
+
+//export TsRunStart
+func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char) (result *C.char) {
+	defer recovered(&result)
+	table, err := arrowio.Decode(goBytes(records, recordsLen))
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	opts, err := engine.ParseOptions([]byte(C.GoString(options)))
+	if err != nil {
+		return cError("tabscreen_error_options", err)
+	}
+	titles, titleValid, err := textColumn(table, "title")
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	abstracts, abstractValid, err := textColumn(table, "abstract")
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	run, err := engine.Start(opts, titles, abstracts, titleValid, abstractValid, C.GoString(apiKey))
+	if err != nil {
+		return cError("tabscreen_error_options", err)
+	}
+	runsMu.Lock()
+	nextHandle++
+	h := nextHandle
+	runs[h] = run
+	runsMu.Unlock()
+	return cJSON(map[string]int64{"handle": h})
+}
+
+//export TsRunPoll
+func TsRunPoll(handle C.int64_t) (result *C.char) {
+	defer recovered(&result)
+	run, err := lookup(handle)
+	if err != nil {
+		return cError("tabscreen_error_handle", err)
+	}
+	return cJSON(run.Poll())
+}
+
+//export TsRunReply
+func TsRunReply(handle C.int64_t, replies *C.char) (result *C.char) {
+	defer recovered(&result)
+	run, err := lookup(handle)
+	if err != nil {
+		return cError("tabscreen_error_handle", err)
+	}
+	var rs []engine.CallbackReply
+	if err := json.Unmarshal([]byte(C.GoString(replies)), &rs); err != nil {
+		return cError("tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
+	}
+	run.Reply(rs)
+	return cJSON(map[string]int{"replied": len(rs)})
+}
+
+//export TsRunCancel
+func TsRunCancel(handle C.int64_t) {
+	defer func() { _ = recover() }()
+	if run, err := lookup(handle); err == nil {
+		run.Cancel()
+	}
+}
+
+// TsRunResult waits for the run to end, hands over its tables and forgets the handle.
+//
+//export TsRunResult
+func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t) (result *C.char) {
+	defer recovered(&result)
+	*answers, *answersLen, *questions, *questionsLen = nil, 0, nil, 0
+	run, err := lookup(handle)
+	if err != nil {
+		return cError("tabscreen_error_handle", err)
+	}
+	run.Wait()
+	a, err := arrowio.Encode(run.Answers())
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	q, err := arrowio.Encode(run.Questions())
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	summary := run.Summarise()
+	runsMu.Lock()
+	delete(runs, int64(handle))
+	runsMu.Unlock()
+	cBytes(a, answers, answersLen)
+	cBytes(q, questions, questionsLen)
+	return cJSON(summary)
+}
+
+type aggregateOptions struct {
+	Upper *float64 `json:"incl_cutoff_upper"`
+	Lower *float64 `json:"incl_cutoff_lower"`
+}
+
+//export TsAggregate
+func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
+	defer recovered(&result)
+	*out, *outLen = nil, 0
+	var o aggregateOptions
+	if err := json.Unmarshal([]byte(C.GoString(options)), &o); err != nil {
+		return cError("tabscreen_error_options", err)
+	}
+	table, err := arrowio.Decode(goBytes(answers, answersLen))
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	cut := screen.EffectiveCutoffs(o.Upper, o.Lower)
+	agg, err := engine.AggregateTable(table, cut)
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	b, err := arrowio.Encode(agg)
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	cBytes(b, out, outLen)
+	return cJSON(map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
+}

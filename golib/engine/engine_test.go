@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// replyFunc decides the answer of the n-th request (1-based) with this body.
+type replyFunc func(n int64, body map[string]any) (status int, header map[string]string, payload string)
+
+func toolReply(decision string) string {
+	args, _ := json.Marshal(map[string]string{"decision_llm": decision})
+	b, _ := json.Marshal(map[string]any{
+		"model": "m-2026", "object": "chat.completion",
+		"choices": []any{map[string]any{"finish_reason": "stop", "message": map[string]any{
+			"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+				"id": "c", "type": "function", "function": map[string]any{"name": "inclusion_decision_simple", "arguments": string(args)}}}}}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 5, "prompt_tokens_details": map[string]any{"cached_tokens": 20}},
+	})
+	return string(b)
+}
+
+type fake struct {
+	srv      *httptest.Server
+	requests atomic.Int64
+	mu       sync.Mutex
+	bodies   []map[string]any
+	auth     []string
+}
+
+func newFake(t *testing.T, f replyFunc) *fake {
+	fk := &fake{}
+	fk.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := fk.requests.Add(1)
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Errorf("client sent invalid JSON: %v", err)
+		}
+		fk.mu.Lock()
+		fk.bodies = append(fk.bodies, body)
+		fk.auth = append(fk.auth, r.Header.Get("Authorization"))
+		fk.mu.Unlock()
+		status, headers, payload := f(n, body)
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, payload)
+	}))
+	t.Cleanup(fk.srv.Close)
+	return fk
+}
+
+func options(url string, mutate func(*Options)) *Options {
+	tries := 4
+	o := &Options{Provider: "a", APIURL: url, Prompts: []string{"Is it about therapy?"}, Role: "user",
+		Models: []ModelOptions{{Name: "m", Reps: 1, RPM: 600000}}, TopP: []float64{1},
+		Builtin: BuiltinOptions{Overinclusive: true}, MaxTries: &tries, Timeout: 5}
+	if mutate != nil {
+		mutate(o)
+	}
+	return o
+}
+
+func runToEnd(t *testing.T, o *Options, records int) *Run {
+	t.Helper()
+	titles, abstracts := make([]string, records), make([]string, records)
+	for i := range titles {
+		titles[i], abstracts[i] = fmt.Sprintf("Title %d", i+1), fmt.Sprintf("Abstract %d", i+1)
+	}
+	r, err := Start(o, titles, abstracts, nil, nil, "sk-secret-test-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { r.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		r.Cancel()
+		t.Fatal("run did not finish")
+	}
+	return r
+}
+
+func ok(decision string) replyFunc {
+	return func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, toolReply(decision) }
+}
+
+func TestRunAnswersEveryJobInGridOrder(t *testing.T) {
+	fk := newFake(t, ok("1"))
+	o := options(fk.srv.URL, func(o *Options) {
+		o.Prompts = []string{"p1", "p2"}
+		o.Models = []ModelOptions{{Name: "zeta", Reps: 2, RPM: 600000}, {Name: "alpha", Reps: 1, RPM: 600000}}
+	})
+	r := runToEnd(t, o, 3)
+	a := r.Answers()
+	if a.NumRows != 2*(3*2+3*1) {
+		t.Fatalf("%d rows", a.NumRows)
+	}
+	model, _ := a.Col("model")
+	prompt, _ := a.Col("promptid")
+	record, _ := a.Col("record")
+	n, _ := a.Col("n")
+	// prompt, then model in the user's order (not alphabetical), then record, then rep.
+	if model.Str[0] != "zeta" || model.Str[6] != "alpha" || prompt.I32[9] != 2 || record.I32[2] != 2 || n.I32[1] != 2 {
+		t.Fatalf("order: %v %v %v %v", model.Str, prompt.I32, record.I32, n.I32)
+	}
+	if r.answered.Load() != 18 || r.failed.Load() != 0 {
+		t.Fatalf("answered %d failed %d", r.answered.Load(), r.failed.Load())
+	}
+	for _, b := range fk.bodies {
+		if b["parallel_tool_calls"] != false || b["tool_choice"] == nil {
+			t.Fatalf("built-in tool must be forced, without parallel calls: %v", b)
+		}
+	}
+	if fk.auth[0] != "Bearer sk-secret-test-key" {
+		t.Fatal("key not sent as bearer")
+	}
+}
+
+func TestRetriesAndFailures(t *testing.T) {
+	cases := []struct {
+		name       string
+		reply      replyFunc
+		mutate     func(*Options)
+		wantOK     bool
+		wantReason string
+		wantState  string
+		maxReqs    int64
+	}{
+		{"500 then success", func(n int64, _ map[string]any) (int, map[string]string, string) {
+			if n < 3 {
+				return 500, map[string]string{"retry-after-ms": "1"}, `{"error":{"message":"boom"}}`
+			}
+			return 200, nil, toolReply("0")
+		}, nil, true, "", "done", 3},
+		{"429 honours retry-after-ms", func(n int64, _ map[string]any) (int, map[string]string, string) {
+			if n == 1 {
+				return 429, map[string]string{"retry-after-ms": "5"}, `{"error":{"message":"slow down","code":"rate_limit_exceeded"}}`
+			}
+			return 200, nil, toolReply("1")
+		}, nil, true, "", "done", 2},
+		{"400 is not retried", func(int64, map[string]any) (int, map[string]string, string) {
+			return 400, nil, `{"error":{"message":"bad field"}}`
+		}, nil, false, "HTTP 400: bad field", "done", 1},
+		{"transient gives up after max_tries", func(int64, map[string]any) (int, map[string]string, string) {
+			return 503, map[string]string{"retry-after": "0"}, `{"error":{"message":"busy"}}`
+		}, nil, false, "gave up after 4 attempts", "done", 4},
+		{"no max_tries and no max_seconds means one attempt", func(int64, map[string]any) (int, map[string]string, string) {
+			return 503, nil, `{"error":{"message":"busy"}}`
+		}, func(o *Options) { o.MaxTries = nil }, false, "HTTP 503", "done", 1},
+		{"max_seconds caps the job", func(int64, map[string]any) (int, map[string]string, string) {
+			return 503, map[string]string{"retry-after-ms": "60"}, `{}`
+		}, func(o *Options) { o.MaxTries = nil; s := 0.2; o.MaxSeconds = &s }, false, "max_seconds", "done", 10},
+		{"x-should-retry false wins", func(int64, map[string]any) (int, map[string]string, string) {
+			return 500, map[string]string{"x-should-retry": "false"}, `{}`
+		}, nil, false, "HTTP 500", "done", 1},
+		{"no tool call is re-asked", func(n int64, _ map[string]any) (int, map[string]string, string) {
+			if n < 3 {
+				return 200, nil, `{"model":"m","choices":[{"finish_reason":"stop","message":{"content":"I think include"}}],"usage":{"prompt_tokens":10,"completion_tokens":3}}`
+			}
+			return 200, nil, toolReply("1")
+		}, nil, true, "", "done", 3},
+		{"invalid arguments fail after two re-asks", func(int64, map[string]any) (int, map[string]string, string) {
+			return 200, nil, `{"model":"m","choices":[{"finish_reason":"stop","message":{"tool_calls":[{"function":{"name":"inclusion_decision_simple","arguments":"{\"decision_llm\":"}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":3}}`
+		}, nil, false, "no usable answer in 3 replies", "done", 3},
+		{"value outside the enum fails", func(int64, map[string]any) (int, map[string]string, string) {
+			return 200, nil, toolReply("2")
+		}, nil, false, "not in the tool's enum", "done", 3},
+		{"401 stops the run", func(int64, map[string]any) (int, map[string]string, string) {
+			return 401, nil, `{"error":{"message":"Incorrect API key","code":"invalid_api_key"}}`
+		}, nil, false, "refused the API key", "stopped", 1},
+		{"quota 429 stops the run", func(int64, map[string]any) (int, map[string]string, string) {
+			return 429, nil, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`
+		}, nil, false, "quota", "stopped", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, c.reply)
+			r := runToEnd(t, options(fk.srv.URL, c.mutate), 1)
+			res := r.results[0]
+			state, _ := r.State()
+			if res.ok != c.wantOK || !strings.Contains(res.reason, c.wantReason) || state != c.wantState {
+				t.Fatalf("ok %v reason %q state %s", res.ok, res.reason, state)
+			}
+			if got := fk.requests.Load(); got > c.maxReqs {
+				t.Fatalf("%d requests, want at most %d", got, c.maxReqs)
+			}
+			if strings.Contains(res.reason, "sk-secret") {
+				t.Fatal("the key leaked into a reason")
+			}
+		})
+	}
+}
+
+func TestBilledTokensOfUnusableRepliesArePriced(t *testing.T) {
+	fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+		if n == 1 {
+			return 200, nil, `{"model":"m","choices":[{"finish_reason":"stop","message":{"content":"x"}}],"usage":{"prompt_tokens":1000000,"completion_tokens":0}}`
+		}
+		return 200, nil, toolReply("1")
+	})
+	in, cached, out := 1.0, 0.5, 2.0
+	r := runToEnd(t, options(fk.srv.URL, func(o *Options) {
+		o.Models[0].PriceIn, o.Models[0].PriceCachedIn, o.Models[0].PriceOut = &in, &cached, &out
+	}), 1)
+	p := r.Prices()
+	want := 1.0 + (80*1.0+20*0.5)/1e6
+	if len(p) != 1 || p[0].Input == nil || *p[0].Input < want-1e-12 || *p[0].Input > want+1e-12 {
+		t.Fatalf("price %+v, want input %g", p, want)
+	}
+}
+
+func TestAuthFailureStopsEveryJobAtOnce(t *testing.T) {
+	fk := newFake(t, func(int64, map[string]any) (int, map[string]string, string) {
+		time.Sleep(5 * time.Millisecond)
+		return 401, nil, `{"error":{"message":"bad key"}}`
+	})
+	r := runToEnd(t, options(fk.srv.URL, func(o *Options) { o.MaxActive = 2 }), 200)
+	if got := fk.requests.Load(); got > 10 {
+		t.Fatalf("%d requests after an auth failure", got)
+	}
+	if r.failed.Load() != 200 || r.done.Load() != 200 {
+		t.Fatalf("every job must be accounted for: failed %d done %d", r.failed.Load(), r.done.Load())
+	}
+	if !strings.Contains(r.results[199].reason, "not sent: the run stopped") {
+		t.Fatalf("reason %q", r.results[199].reason)
+	}
+}
+
+func TestCancelKeepsAnswersAndFailsTheRest(t *testing.T) {
+	fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+		if n > 5 {
+			time.Sleep(3 * time.Second)
+		}
+		return 200, nil, toolReply("1")
+	})
+	o := options(fk.srv.URL, func(o *Options) { o.MaxActive = 1 })
+	r, err := Start(o, make([]string, 50), make([]string, 50), nil, nil, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.answered.Load() < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	r.Cancel()
+	r.Wait()
+	if time.Since(start) > time.Second {
+		t.Fatalf("cancel took %v", time.Since(start))
+	}
+	state, _ := r.State()
+	if state != "cancelled" || r.answered.Load() != 5 || r.failed.Load() != 45 {
+		t.Fatalf("state %s answered %d failed %d", state, r.answered.Load(), r.failed.Load())
+	}
+}
+
+func TestPacingKeepsToRPM(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	fk := newFake(t, func(int64, map[string]any) (int, map[string]string, string) {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+		return 200, nil, toolReply("0")
+	})
+	rpm := 6000.0 // 100 per second
+	r := runToEnd(t, options(fk.srv.URL, func(o *Options) { o.RPM = &rpm; o.Models[0].RPM = rpm }), 150)
+	if r.answered.Load() != 150 {
+		t.Fatal("not all answered")
+	}
+	for i := range times {
+		k := 0
+		for j := i; j < len(times) && times[j].Sub(times[i]) < time.Second; j++ {
+			k++
+		}
+		if k > 101 {
+			t.Fatalf("%d requests within one second at rpm %g", k, rpm)
+		}
+	}
+}
+
+func TestRCallbacksAreAskedAndObeyed(t *testing.T) {
+	fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+		if n == 1 {
+			return 418, nil, `{"error":{"message":"teapot"}}`
+		}
+		return 200, nil, toolReply("1")
+	})
+	o := options(fk.srv.URL, func(o *Options) { o.Callbacks = CallbackOptions{IsTransient: true, Backoff: true} })
+	r, err := Start(o, []string{"t"}, []string{"a"}, nil, nil, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.Finished() && time.Now().Before(deadline) {
+		for _, cb := range r.Poll().Callbacks {
+			kinds = append(kinds, cb.Kind)
+			one, small := 1.0, 0.01
+			switch cb.Kind {
+			case "is_transient":
+				if cb.Status != 418 {
+					t.Errorf("status %d", cb.Status)
+				}
+				r.Reply([]CallbackReply{{ID: cb.ID, Value: &one}})
+			case "backoff":
+				r.Reply([]CallbackReply{{ID: cb.ID, Value: &small}})
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !r.results[0].ok || strings.Join(kinds, ",") != "is_transient,backoff" {
+		t.Fatalf("ok %v kinds %v", r.results[0].ok, kinds)
+	}
+}
+
+func TestRerunOnlyListedJobs(t *testing.T) {
+	fk := newFake(t, ok("1"))
+	one := 1.0
+	r := runToEnd(t, options(fk.srv.URL, func(o *Options) {
+		o.Models[0].Reps = 3
+		o.Jobs = []JobKey{{Record: 2, PromptID: 1, Model: "m", TopP: &one, N: 3}}
+	}), 4)
+	a := r.Answers()
+	rec, _ := a.Col("record")
+	n, _ := a.Col("n")
+	if a.NumRows != 1 || rec.I32[0] != 2 || n.I32[0] != 3 || fk.requests.Load() != 1 {
+		t.Fatalf("rows %d", a.NumRows)
+	}
+}

@@ -1,0 +1,139 @@
+// Package engine runs a screening: it expands records into jobs, paces and bounds the requests,
+// retries what is transient, stops the run on failures no retry can fix, and accounts for every
+// job, answered or failed.
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+// Options are the run options R sends as JSON (ARCHITECTURE.md, "Run options").
+type Options struct {
+	Provider   string                     `json:"provider"`
+	APIURL     string                     `json:"api_url"`
+	Prompts    []string                   `json:"prompts"`
+	Models     []ModelOptions             `json:"models"`
+	RPM        *float64                   `json:"rpm"`
+	TopP       []float64                  `json:"top_p"`
+	Role       string                     `json:"role"`
+	Tools      json.RawMessage            `json:"tools"`
+	ToolChoice json.RawMessage            `json:"tool_choice"`
+	Builtin    BuiltinOptions             `json:"builtin"`
+	ExtraBody  map[string]json.RawMessage `json:"extra_body"`
+	Seed       *int64                     `json:"seed"`
+	MaxTries   *int                       `json:"max_tries"`
+	MaxSeconds *float64                   `json:"max_seconds"`
+	Callbacks  CallbackOptions            `json:"r_callbacks"`
+	MaxActive  int                        `json:"max_active"`
+	Timeout    float64                    `json:"timeout_seconds"`
+	MaxTokens  int                        `json:"max_tokens"`
+	Jobs       []JobKey                   `json:"jobs"`
+}
+
+// ModelOptions are one model's settings, from the rules table on the R side.
+type ModelOptions struct {
+	Name            string   `json:"name"`
+	Reps            int      `json:"reps"`
+	RPM             float64  `json:"rpm"`
+	ReasoningEffort *string  `json:"reasoning_effort"`
+	Verbosity       *string  `json:"verbosity"`
+	SendTopP        *bool    `json:"send_top_p"`
+	PriceIn         *float64 `json:"price_in"`
+	PriceCachedIn   *float64 `json:"price_cached_in"`
+	PriceOut        *float64 `json:"price_out"`
+}
+
+// BuiltinOptions choose the built-in tool.
+type BuiltinOptions struct {
+	Overinclusive       bool `json:"overinclusive"`
+	DecisionDescription bool `json:"decision_description"`
+	Confidence          bool `json:"confidence"`
+}
+
+// CallbackOptions say which policies are user R functions, evaluated by R's poll loop.
+type CallbackOptions struct {
+	IsTransient bool `json:"is_transient"`
+	Backoff     bool `json:"backoff"`
+	After       bool `json:"after"`
+}
+
+// JobKey names one job, to re-run only some (screen_errors()).
+type JobKey struct {
+	Record   int32    `json:"record"`
+	PromptID int32    `json:"promptid"`
+	Model    string   `json:"model"`
+	TopP     *float64 `json:"top_p"`
+	N        int32    `json:"n"`
+}
+
+// ParseOptions reads and checks the options. R has validated the user's arguments already; these
+// checks guard the contract between the two sides.
+func ParseOptions(b []byte) (*Options, error) {
+	o := &Options{Role: "user", Timeout: 300}
+	if err := json.Unmarshal(b, o); err != nil {
+		return nil, fmt.Errorf("run options are not valid JSON: %v", err)
+	}
+	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("api_url %q is not an http(s) URL", o.APIURL)
+	}
+	if len(o.Prompts) == 0 {
+		return nil, fmt.Errorf("no prompt")
+	}
+	if len(o.Models) == 0 {
+		return nil, fmt.Errorf("no model")
+	}
+	for _, m := range o.Models {
+		if m.Name == "" || m.Reps < 1 || m.RPM <= 0 {
+			return nil, fmt.Errorf("model %q needs a name, reps >= 1 and rpm > 0", m.Name)
+		}
+	}
+	if o.MaxTries != nil && *o.MaxTries < 1 {
+		return nil, fmt.Errorf("max_tries must be at least 1")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 300
+	}
+	return o, nil
+}
+
+func (o *Options) settings() provider.Settings {
+	return provider.Settings{
+		URL:         o.APIURL,
+		Role:        o.Role,
+		Builtin:     screen.BuiltinTool(o.Builtin.Overinclusive, o.Builtin.DecisionDescription, o.Builtin.Confidence),
+		CustomTools: o.Tools,
+		ToolChoice:  o.ToolChoice,
+		ExtraBody:   o.ExtraBody,
+		MaxTokens:   o.MaxTokens,
+	}
+}
+
+func (m ModelOptions) model() *provider.Model {
+	pm := &provider.Model{Name: m.Name, SendTopP: m.SendTopP == nil || *m.SendTopP}
+	if m.ReasoningEffort != nil {
+		pm.ReasoningEffort = *m.ReasoningEffort
+	}
+	if m.Verbosity != nil {
+		pm.Verbosity = *m.Verbosity
+	}
+	return pm
+}
+
+func (m ModelOptions) prices() screen.Prices {
+	var p screen.Prices
+	if m.PriceIn != nil {
+		p.In, p.HasIn = *m.PriceIn, true
+	}
+	if m.PriceCachedIn != nil {
+		p.CachedIn, p.HasCachedIn = *m.PriceCachedIn, true
+	}
+	if m.PriceOut != nil {
+		p.Out, p.HasOut = *m.PriceOut, true
+	}
+	return p
+}

@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
+
+	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+// rateMargin keeps the pace just under the user's rpm: providers count requests in fixed windows
+// as they arrive, and arrival times jitter a little, so pacing at exactly the limit gets refusals.
+const rateMargin = 0.99
+
+// maxReasks is the budget for re-asking after a 200 reply without a usable decision. Such replies
+// are billed, so this budget is small and separate from max_tries.
+const maxReasks = 2
+
+// ErrCancelled is the cause of a run cancelled by the user.
+var ErrCancelled = errors.New("cancelled by the user")
+
+// stopError is the cause of a run stopped by a failure no retry can fix.
+type stopError struct{ provider.Stop }
+
+func (e *stopError) Error() string { return e.Message }
+
+// Run is one screening in progress.
+type Run struct {
+	opts      *Options
+	adapter   provider.Adapter
+	headers   map[string]string
+	client    *resty.Client
+	transport *http.Transport
+	models    []*provider.Model
+	prices    []screen.Prices
+	limiters  []*rate.Limiter
+	sem       *semaphore.Weighted
+
+	titles, abstracts []string
+	questions         []string // prompt-major: questions[p*records+r]
+	jobs              []job
+	results           []result
+	blankFields       int
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stopMu sync.Mutex
+	stop   *provider.Stop
+
+	pauseUntil atomic.Int64 // unix nanoseconds before which no request starts
+	callbacks  *callbackQueue
+
+	done, answered, failed, retries, inFlight atomic.Int64
+	started                                   time.Time
+	elapsed                                   time.Duration
+	finished                                  chan struct{}
+}
+
+// result is the outcome of one job.
+type result struct {
+	decision screen.Decision
+	ok, done bool
+	reason   string
+	usage    screen.Usage // of the answer
+	billed   screen.Usage // of every 200 reply, re-asks included
+	submodel string
+	runTime  float64
+	date     time.Time
+	attempts int32
+}
+
+// Start checks the options, builds the jobs and starts the run in the background.
+func Start(opts *Options, titles, abstracts []string, titleValid, abstractValid []bool, apiKey string) (*Run, error) {
+	adapter, err := provider.New(opts.Provider, opts.settings())
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{opts: opts, adapter: adapter, callbacks: newCallbackQueue(), finished: make(chan struct{})}
+	r.headers = make(map[string]string)
+	for k, v := range adapter.Headers(apiKey) {
+		r.headers[k] = v[0]
+	}
+	r.prepareRecords(titles, abstracts, titleValid, abstractValid)
+	if r.jobs, err = expandJobs(opts, len(titles)); err != nil {
+		return nil, err
+	}
+	r.results = make([]result, len(r.jobs))
+	for _, m := range opts.Models {
+		r.models = append(r.models, m.model())
+		r.prices = append(r.prices, m.prices())
+	}
+	r.limiters = newLimiters(opts)
+	active := opts.MaxActive
+	if active <= 0 {
+		active = defaultMaxActive(opts)
+	}
+	r.sem = semaphore.NewWeighted(int64(active))
+	r.transport = &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        active,
+		MaxIdleConnsPerHost: active,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 15 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
+	r.client = resty.New().SetTransport(r.transport).
+		SetTimeout(time.Duration(opts.Timeout * float64(time.Second))).
+		SetRetryCount(0)
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.started = time.Now()
+	go r.dispatch()
+	return r, nil
+}
+
+func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractValid []bool) {
+	n := len(titles)
+	r.titles, r.abstracts = make([]string, n), make([]string, n)
+	for i := 0; i < n; i++ {
+		var blankT, blankA bool
+		r.titles[i], blankT = screen.Field(titles[i], titleValid == nil || titleValid[i])
+		r.abstracts[i], blankA = screen.Field(abstracts[i], abstractValid == nil || abstractValid[i])
+		if blankT {
+			r.blankFields++
+		}
+		if blankA {
+			r.blankFields++
+		}
+	}
+	r.questions = make([]string, len(r.opts.Prompts)*n)
+	for p, prompt := range r.opts.Prompts {
+		for i := 0; i < n; i++ {
+			r.questions[p*n+i] = screen.Question(prompt, r.titles[i], r.abstracts[i])
+		}
+	}
+}
+
+// newLimiters gives one limiter per model when rpm was given per model, else one shared by all.
+// A burst of one spreads requests evenly, so no one-second window gets more than rpm/60.
+func newLimiters(o *Options) []*rate.Limiter {
+	lim := func(rpm float64) *rate.Limiter {
+		return rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1)
+	}
+	out := make([]*rate.Limiter, len(o.Models))
+	if o.RPM != nil {
+		shared := lim(*o.RPM)
+		for i := range out {
+			out[i] = shared
+		}
+		return out
+	}
+	for i, m := range o.Models {
+		out[i] = lim(m.RPM)
+	}
+	return out
+}
+
+// defaultMaxActive allows about two seconds of requests in flight at the full rate: enough to
+// keep the pace through slow answers, bounded so a default rpm does not open thousands of sockets.
+func defaultMaxActive(o *Options) int {
+	total := 0.0
+	if o.RPM != nil {
+		total = *o.RPM
+	} else {
+		for _, m := range o.Models {
+			total += m.RPM
+		}
+	}
+	n := int(math.Ceil(total / 60 * 2))
+	return min(max(n, 4), 256)
+}
+
+func (r *Run) dispatch() {
+	var wg sync.WaitGroup
+	for i := range r.jobs {
+		if err := r.sem.Acquire(r.ctx, 1); err != nil {
+			break
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer r.sem.Release(1)
+			r.work(i)
+		}(i)
+	}
+	wg.Wait()
+	r.closeUnfinished()
+	r.transport.CloseIdleConnections()
+	r.elapsed = time.Since(r.started)
+	close(r.finished)
+}
+
+// closeUnfinished fails every job the run never finished, so that no job is missing from the
+// result: a cancelled or stopped run still accounts for every job.
+func (r *Run) closeUnfinished() {
+	reason := "not sent: " + r.causeText()
+	for i := range r.results {
+		if !r.results[i].done {
+			r.results[i] = result{done: true, reason: reason}
+			r.failed.Add(1)
+			r.done.Add(1)
+		}
+	}
+}
+
+func (r *Run) causeText() string {
+	cause := context.Cause(r.ctx)
+	var s *stopError
+	switch {
+	case errors.As(cause, &s):
+		return "the run stopped: " + s.Message
+	case errors.Is(cause, ErrCancelled):
+		return ErrCancelled.Error()
+	case cause != nil:
+		return cause.Error()
+	}
+	return "the run ended"
+}
+
+// stopRun stops every job after a failure that no retry can fix.
+func (r *Run) stopRun(s provider.Stop) {
+	r.stopMu.Lock()
+	if r.stop == nil {
+		r.stop = &s
+	}
+	r.stopMu.Unlock()
+	r.cancel(&stopError{s})
+}
+
+// Cancel stops the run at the user's request; finished answers are kept.
+func (r *Run) Cancel() { r.cancel(ErrCancelled) }
+
+// Wait blocks until every job has ended.
+func (r *Run) Wait() { <-r.finished }
+
+// Finished reports whether every job has ended.
+func (r *Run) Finished() bool {
+	select {
+	case <-r.finished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Progress is what R's poll loop shows.
+type Progress struct {
+	State     string      `json:"state"`
+	Total     int         `json:"total"`
+	Done      int64       `json:"done"`
+	Answered  int64       `json:"answered"`
+	Failed    int64       `json:"failed"`
+	Retries   int64       `json:"retries"`
+	InFlight  int64       `json:"in_flight"`
+	Callbacks []*Callback `json:"callbacks"`
+}
+
+// Poll reports progress and hands R the callbacks waiting for it.
+func (r *Run) Poll() Progress {
+	state := "running"
+	if r.Finished() {
+		state = "finished"
+	}
+	cbs := r.callbacks.take()
+	if cbs == nil {
+		cbs = []*Callback{}
+	}
+	return Progress{State: state, Total: len(r.jobs), Done: r.done.Load(), Answered: r.answered.Load(),
+		Failed: r.failed.Load(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs}
+}
+
+// Reply delivers R's answers to callbacks.
+func (r *Run) Reply(replies []CallbackReply) { r.callbacks.answer(replies) }
+
+// State is "done", "cancelled" or "stopped", and the stop when the run was stopped.
+func (r *Run) State() (string, *provider.Stop) {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	switch {
+	case r.stop != nil:
+		return "stopped", r.stop
+	case errors.Is(context.Cause(r.ctx), ErrCancelled):
+		return "cancelled", nil
+	}
+	return "done", nil
+}
+
+// errorText describes a transport error without anything from the request headers.
+func errorText(err error) string {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "the request timed out"
+	}
+	return fmt.Sprintf("network error: %v", err)
+}

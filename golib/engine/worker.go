@@ -1,0 +1,278 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"time"
+
+	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+// attempt is what one HTTP exchange gave.
+type attempt struct {
+	status  int
+	headers http.Header
+	body    []byte
+	err     error // transport error: no response
+	took    time.Duration
+	at      time.Time
+}
+
+// work runs one job to its end: an answer, or a failure with its reason.
+func (r *Run) work(i int) {
+	j := r.jobs[i]
+	res := &r.results[i]
+	call := r.call(j)
+	body, err := r.adapter.Body(call)
+	if err != nil {
+		r.fail(res, "the request body could not be built: "+err.Error())
+		return
+	}
+	rng := rand.New(rand.NewSource(r.seed() + int64(i)))
+	var first time.Time
+	tries, reasks := 0, 0
+	for {
+		if err := r.waitTurn(j); err != nil {
+			r.fail(res, "not sent: "+r.causeText())
+			return
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		tries++
+		res.attempts++
+		a := r.send(body)
+		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
+		if a.err != nil && r.ctx.Err() != nil {
+			r.fail(res, "interrupted: "+r.causeText())
+			return
+		}
+		var reason string
+		switch {
+		case a.err == nil && a.status >= 200 && a.status < 300:
+			reply, problem := r.adapter.Parse(a.body)
+			res.billed.Add(reply.Usage)
+			var d screen.Decision
+			if problem == nil {
+				d, problem = screen.ReadDecision(reply.Args, reply.Tool)
+			}
+			if problem == nil {
+				r.succeed(res, d, reply, a)
+				return
+			}
+			if reasks < maxReasks {
+				reasks++
+				tries-- // a re-ask has its own budget
+				r.retries.Add(1)
+				continue
+			}
+			r.fail(res, fmt.Sprintf("no usable answer in %d replies: %v", reasks+1, problem))
+			return
+		case a.err != nil:
+			reason = errorText(a.err)
+		default:
+			if stop, ok := r.adapter.Stop(a.status, a.headers, a.body); ok {
+				r.stopRun(stop)
+				r.fail(res, stop.Message)
+				return
+			}
+			reason = r.adapter.ErrorMessage(a.status, a.body)
+			transient, err := r.isTransient(a)
+			if err != nil {
+				r.fail(res, reason)
+				return
+			}
+			if !transient {
+				r.fail(res, reason)
+				return
+			}
+		}
+		wait, err := r.retryWait(a, tries, rng)
+		if err != nil {
+			r.fail(res, reason)
+			return
+		}
+		if msg, ok := r.retryAllowed(tries, first, wait); !ok {
+			r.fail(res, reason+msg)
+			return
+		}
+		r.retries.Add(1)
+		if err := r.sleep(wait); err != nil {
+			r.fail(res, reason+"; then "+r.causeText())
+			return
+		}
+	}
+}
+
+func (r *Run) call(j job) *provider.Call {
+	c := &provider.Call{Model: r.models[j.model], Question: r.questions[int(j.prompt)*len(r.titles)+int(j.record)]}
+	if j.topP >= 0 {
+		c.TopP, c.HasTopP = r.opts.TopP[j.topP], true
+	}
+	if r.opts.Seed != nil {
+		// Each repetition gets its own seed: one seed for all would make the repetitions copies.
+		c.Seed, c.HasSeed = *r.opts.Seed+int64(j.n-1), true
+	}
+	return c
+}
+
+func (r *Run) seed() int64 {
+	if r.opts.Seed != nil {
+		return *r.opts.Seed
+	}
+	return time.Now().UnixNano()
+}
+
+// waitTurn waits out a run-wide pause (a 429 told us to hold off) and then the rate limiter.
+func (r *Run) waitTurn(j job) error {
+	if until := r.pauseUntil.Load(); until > 0 {
+		if d := time.Until(time.Unix(0, until)); d > 0 {
+			if err := r.sleepCtx(d); err != nil {
+				return err
+			}
+		}
+	}
+	return r.limiters[j.model].Wait(r.ctx)
+}
+
+func (r *Run) send(body []byte) attempt {
+	r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
+	start := time.Now()
+	resp, err := r.client.R().SetContext(r.ctx).SetHeaders(r.headers).SetBody(body).Post(r.adapter.Endpoint())
+	a := attempt{took: time.Since(start), at: time.Now(), err: err}
+	if err == nil {
+		a.status, a.headers, a.body = resp.StatusCode(), resp.Header(), resp.Body()
+	}
+	return a
+}
+
+func (r *Run) isTransient(a attempt) (bool, error) {
+	if !r.opts.Callbacks.IsTransient {
+		return provider.IsTransient(a.status, a.headers, a.body), nil
+	}
+	v, err := r.askR(&Callback{Kind: "is_transient", Status: a.status, Headers: headerMap(a.headers), Body: string(a.body)})
+	if err != nil || v == nil {
+		return false, err
+	}
+	return *v != 0, nil
+}
+
+// retryWait is the server's wait when it gave one (through `after` when that is an R
+// function), else the backoff. A rate-limit wait pauses the whole run, not just this job.
+func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration, error) {
+	var wait time.Duration
+	found := false
+	if a.err == nil {
+		if r.opts.Callbacks.After {
+			v, err := r.askR(&Callback{Kind: "after", Status: a.status, Headers: headerMap(a.headers), Body: string(a.body)})
+			if err != nil {
+				return 0, err
+			}
+			if v != nil {
+				wait, found = capWait(seconds(*v)), true
+			}
+		} else {
+			wait, found = retryAfter(a.headers, a.at)
+			if !found && a.status == http.StatusTooManyRequests {
+				wait, found = r.adapter.ResetWait(a.headers)
+			}
+		}
+		if found && a.status == http.StatusTooManyRequests {
+			r.pause(wait)
+		}
+	}
+	if found {
+		return wait, nil
+	}
+	if r.opts.Callbacks.Backoff {
+		v, err := r.askR(&Callback{Kind: "backoff", Attempts: failures})
+		if err != nil {
+			return 0, err
+		}
+		if v != nil {
+			return capWait(seconds(*v)), nil
+		}
+	}
+	return defaultBackoff(failures, rng), nil
+}
+
+// retryAllowed applies max_tries and max_seconds. Without either there is one attempt and no
+// retry (spec 7.3); max_seconds counts from the job's first attempt, as in httr2.
+func (r *Run) retryAllowed(tries int, first time.Time, wait time.Duration) (string, bool) {
+	o := r.opts
+	if o.MaxTries == nil && o.MaxSeconds == nil {
+		return "", false
+	}
+	if o.MaxTries != nil && tries >= *o.MaxTries {
+		return fmt.Sprintf(" (gave up after %d attempts)", tries), false
+	}
+	if o.MaxSeconds != nil && time.Since(first)+wait > seconds(*o.MaxSeconds) {
+		return fmt.Sprintf(" (gave up: max_seconds = %g reached)", *o.MaxSeconds), false
+	}
+	return "", true
+}
+
+func (r *Run) askR(c *Callback) (*float64, error) {
+	reply, err := r.callbacks.ask(r.ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if reply.Error != "" {
+		r.stopRun(provider.Stop{Class: "tabscreen_error_callback", Message: fmt.Sprintf("the %s() function failed: %s", c.Kind, reply.Error)})
+		return nil, fmt.Errorf("%s", reply.Error)
+	}
+	return reply.Value, nil
+}
+
+func (r *Run) pause(d time.Duration) {
+	until := time.Now().Add(d).UnixNano()
+	for {
+		old := r.pauseUntil.Load()
+		if old >= until || r.pauseUntil.CompareAndSwap(old, until) {
+			return
+		}
+	}
+}
+
+// sleep waits between attempts without holding a concurrency slot, so waiting jobs do not keep
+// ready ones from running.
+func (r *Run) sleep(d time.Duration) error {
+	r.sem.Release(1)
+	err := r.sleepCtx(d)
+	if acqErr := r.sem.Acquire(context.WithoutCancel(r.ctx), 1); acqErr != nil && err == nil {
+		err = acqErr
+	}
+	return err
+}
+
+func (r *Run) sleepCtx(d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-r.ctx.Done():
+		return context.Cause(r.ctx)
+	}
+}
+
+func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt) {
+	res.decision, res.ok, res.done = d, true, true
+	res.usage, res.submodel = reply.Usage, reply.Submodel
+	res.runTime, res.date = a.took.Seconds(), a.at
+	r.answered.Add(1)
+	r.done.Add(1)
+}
+
+func (r *Run) fail(res *result, reason string) {
+	res.ok, res.done, res.reason = false, true, reason
+	res.date = time.Now()
+	r.failed.Add(1)
+	r.done.Add(1)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,134 @@
+package screen
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Decision is one usable answer read from a tool call.
+type Decision struct {
+	Raw            string
+	Binary         int32
+	Description    string
+	HasDescription bool
+	Confidence     float64
+	HasConfidence  bool
+}
+
+// ReadDecision reads the decision from the arguments of a call to tool. The decision is the field
+// named DecisionField when present, otherwise the tool's only enum property; anything else fails
+// the answer with a reason. The mapping is exact: "1" and "1.1" include, "0" excludes, and any
+// other value fails rather than being guessed at.
+func ReadDecision(args map[string]any, tool *Tool) (Decision, error) {
+	field := DecisionField
+	raw, ok := args[field]
+	var enum []string
+	if tool != nil {
+		enum = enumOf(tool.Parameters, field)
+	}
+	if !ok {
+		if tool == nil {
+			return Decision{}, fmt.Errorf("the arguments have no %q field", DecisionField)
+		}
+		name, values, found := onlyEnumProperty(tool.Parameters)
+		if !found {
+			return Decision{}, fmt.Errorf("the arguments of tool %q have no %q field and the tool has no single enum property to read the decision from", tool.Name, DecisionField)
+		}
+		field, enum = name, values
+		if raw, ok = args[field]; !ok {
+			return Decision{}, fmt.Errorf("the arguments of tool %q have no %q field", tool.Name, field)
+		}
+	}
+	value, err := decisionString(raw)
+	if err != nil {
+		return Decision{}, fmt.Errorf("field %q: %w", field, err)
+	}
+	if enum != nil && !contains(enum, value) {
+		return Decision{}, fmt.Errorf("field %q has the value %q, which is not in the tool's enum", field, value)
+	}
+	d := Decision{Raw: value}
+	switch value {
+	case "1", "1.1":
+		d.Binary = 1
+	case "0":
+		d.Binary = 0
+	default:
+		return Decision{}, fmt.Errorf("field %q has the value %q; a decision must be \"1\", \"0\" or \"1.1\"", field, value)
+	}
+	if s, ok := args[DescriptionField].(string); ok {
+		d.Description, d.HasDescription = s, true
+	}
+	if c, ok := args[ConfidenceField].(float64); ok {
+		d.Confidence, d.HasConfidence = c, true
+	}
+	return d, nil
+}
+
+func decisionString(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case json.Number:
+		return x.String(), nil
+	default:
+		return "", fmt.Errorf("the decision is a %T, not a string", v)
+	}
+}
+
+type objectSchema struct {
+	Properties map[string]struct {
+		Enum []any `json:"enum"`
+	} `json:"properties"`
+}
+
+func enumOf(schema json.RawMessage, field string) []string {
+	var s objectSchema
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	p, ok := s.Properties[field]
+	if !ok || p.Enum == nil {
+		return nil
+	}
+	return enumStrings(p.Enum)
+}
+
+func onlyEnumProperty(schema json.RawMessage) (string, []string, bool) {
+	var s objectSchema
+	if json.Unmarshal(schema, &s) != nil {
+		return "", nil, false
+	}
+	name, count := "", 0
+	for k, p := range s.Properties {
+		if p.Enum != nil {
+			name = k
+			count++
+		}
+	}
+	if count != 1 {
+		return "", nil, false
+	}
+	return name, enumStrings(s.Properties[name].Enum), true
+}
+
+func enumStrings(values []any) []string {
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		if s, err := decisionString(v); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

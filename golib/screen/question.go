@@ -1,0 +1,58 @@
+// Package screen holds the provider-neutral screening rules: how a record becomes a question, the
+// built-in tools, how a tool call becomes a decision, the aggregation of repeated answers and prices.
+package screen
+
+import (
+	"strings"
+	"unicode"
+)
+
+// NoInformation is what the model sees for a missing or blank title or abstract.
+const NoInformation = "No information"
+
+// Field normalises one title or abstract for the question. Every run of white space becomes one
+// space, so a line break never glues two words together (the incumbent package deleted single
+// line breaks). A missing, blank or literal "NA" value becomes NoInformation.
+func Field(s string, valid bool) (text string, blank bool) {
+	if !valid {
+		return NoInformation, true
+	}
+	t := collapseSpace(s)
+	if t == "" || t == "NA" {
+		return NoInformation, true
+	}
+	return t, false
+}
+
+func collapseSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	pendingSpace := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			pendingSpace = b.Len() > 0
+			continue
+		}
+		if pendingSpace {
+			b.WriteByte(' ')
+			pendingSpace = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Question places the prompt first (so the shared prefix can be cached by the provider) and the
+// record after it, each part labelled and fenced by tags so that instruction-like text inside an
+// abstract cannot be mistaken for the reviewer's instructions.
+func Question(prompt, title, abstract string) string {
+	var b strings.Builder
+	b.Grow(len(prompt) + len(title) + len(abstract) + 128)
+	b.WriteString(collapseSpace(prompt))
+	b.WriteString("\n\nNow evaluate the following record.\n<title>")
+	b.WriteString(title)
+	b.WriteString("</title>\n<abstract>")
+	b.WriteString(abstract)
+	b.WriteString("</abstract>")
+	return b.String()
+}

@@ -1,0 +1,227 @@
+package screen
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestField(t *testing.T) {
+	cases := []struct {
+		in    string
+		valid bool
+		want  string
+		blank bool
+	}{
+		{"", false, NoInformation, true},
+		{"", true, NoInformation, true},
+		{" \t\n ", true, NoInformation, true},
+		{"NA", true, NoInformation, true},
+		{"criteria for\na systematic review", true, "criteria for a systematic review", false},
+		{"a\r\n\r\nb\n\n\nc", true, "a b c", false},
+		{"  Jørgensen  ", true, "Jørgensen", false},
+	}
+	for _, c := range cases {
+		got, blank := Field(c.in, c.valid)
+		if got != c.want || blank != c.blank {
+			t.Errorf("Field(%q, %v) = %q, %v; want %q, %v", c.in, c.valid, got, blank, c.want, c.blank)
+		}
+	}
+}
+
+func TestQuestionOrderAndDelimiters(t *testing.T) {
+	q := Question("Is it about\nfamily therapy?", "T", "A")
+	if !strings.HasPrefix(q, "Is it about family therapy?") {
+		t.Fatalf("prompt must come first with line breaks as spaces: %q", q)
+	}
+	if !strings.Contains(q, "<title>T</title>") || !strings.HasSuffix(q, "<abstract>A</abstract>") {
+		t.Fatalf("record not delimited: %q", q)
+	}
+}
+
+func TestBuiltinTools(t *testing.T) {
+	cases := []struct {
+		over, desc, conf bool
+		name             string
+		enum             []string
+		order            []string
+	}{
+		{true, false, false, "inclusion_decision_simple", []string{"1", "0", "1.1"}, []string{DecisionField}},
+		{true, true, false, "inclusion_decision", []string{"1", "0", "1.1"}, []string{DescriptionField, DecisionField}},
+		{false, false, false, "inclusion_decision_simple_binary", []string{"1", "0"}, []string{DecisionField}},
+		{false, true, true, "inclusion_decision_binary", []string{"1", "0"}, []string{DescriptionField, DecisionField, ConfidenceField}},
+	}
+	for _, c := range cases {
+		tool := BuiltinTool(c.over, c.desc, c.conf)
+		if tool.Name != c.name || !tool.Strict {
+			t.Errorf("tool %v: name %q strict %v", c, tool.Name, tool.Strict)
+		}
+		var schema struct {
+			Required             []string `json:"required"`
+			AdditionalProperties bool     `json:"additionalProperties"`
+		}
+		if err := json.Unmarshal(tool.Parameters, &schema); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(schema.Required, ",") != strings.Join(c.order, ",") || schema.AdditionalProperties {
+			t.Errorf("%s: required %v, want %v in that order", c.name, schema.Required, c.order)
+		}
+		if got := enumOf(tool.Parameters, DecisionField); strings.Join(got, ",") != strings.Join(c.enum, ",") {
+			t.Errorf("%s: enum %v want %v", c.name, got, c.enum)
+		}
+		// The schema text itself keeps the property order.
+		pos := -1
+		for _, p := range c.order {
+			i := strings.Index(string(tool.Parameters), `"`+p+`":{`)
+			if i <= pos {
+				t.Errorf("%s: property %s out of order in %s", c.name, p, tool.Parameters)
+			}
+			pos = i
+		}
+	}
+}
+
+func TestReadDecision(t *testing.T) {
+	simple := BuiltinTool(true, false, false)
+	binary := BuiltinTool(false, true, false)
+	custom := Tool{Name: "judge", Parameters: json.RawMessage(`{"type":"object","properties":{"verdict":{"type":"string","enum":["1","0"]},"why":{"type":"string"}}}`)}
+	noEnum := Tool{Name: "free", Parameters: json.RawMessage(`{"type":"object","properties":{"verdict":{"type":"string"}}}`)}
+	cases := []struct {
+		name    string
+		args    string
+		tool    *Tool
+		raw     string
+		binary  int32
+		wantErr string
+	}{
+		{"include", `{"decision_llm":"1"}`, &simple, "1", 1, ""},
+		{"exclude", `{"decision_llm":"0"}`, &simple, "0", 0, ""},
+		{"uncertain", `{"decision_llm":"1.1"}`, &simple, "1.1", 1, ""},
+		{"uncertain not allowed when binary", `{"decision_llm":"1.1","detailed_description":"x"}`, &binary, "", 0, "not in the tool's enum"},
+		{"word is not a decision", `{"decision_llm":"Include"}`, nil, "", 0, "must be"},
+		{"ten is not one", `{"decision_llm":"10"}`, nil, "", 0, "must be"},
+		{"number accepted", `{"decision_llm":1}`, nil, "1", 1, ""},
+		{"custom tool single enum", `{"verdict":"0","why":"no"}`, &custom, "0", 0, ""},
+		{"custom tool without enum", `{"verdict":"0"}`, &noEnum, "", 0, "no single enum"},
+		{"missing field", `{}`, &simple, "", 0, "have no"},
+	}
+	for _, c := range cases {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		d, err := ReadDecision(args, c.tool)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || d.Raw != c.raw || d.Binary != c.binary {
+			t.Errorf("%s: got %+v, %v", c.name, d, err)
+		}
+	}
+}
+
+func reps(includes, excludes, failed int) []Answer {
+	var out []Answer
+	n := int32(0)
+	add := func(k int, binary int32, has bool) {
+		for i := 0; i < k; i++ {
+			n++
+			out = append(out, Answer{Record: 1, PromptID: 1, Model: "m", TopP: 1, HasTopP: true, N: n,
+				Binary: binary, HasBinary: has, Submodel: "m-1", HasSubmodel: has})
+		}
+	}
+	add(includes, 1, true)
+	add(excludes, 0, true)
+	add(failed, 0, false)
+	return out
+}
+
+func f(x float64) *float64 { return &x }
+
+// The worked edge cases of the incumbent's notes (aiscreenr.md 5.3), with this package's rules:
+// ">=" for Include, and a record without answers flagged Check.
+func TestAggregateEdgeCases(t *testing.T) {
+	cases := []struct {
+		name         string
+		answers      []Answer
+		upper, lower *float64
+		inclP        float64
+		hasInclP     bool
+		label        string
+		num          int32
+		missing      int32
+	}{
+		{"1 of 10 at defaults", reps(1, 9, 0), nil, nil, 0.1, true, "Include", 1, 0},
+		{"0 of 10 at defaults", reps(0, 10, 0), nil, nil, 0, true, "Exclude", 0, 0},
+		{"1 of 10 at 0.5/0.2", reps(1, 9, 0), f(0.5), f(0.2), 0.1, true, "Exclude", 0, 0},
+		{"2 of 10 at 0.5/0.2", reps(2, 8, 0), f(0.5), f(0.2), 0.2, true, "Check", 1, 0},
+		{"5 of 10 at 0.5/0.2", reps(5, 5, 0), f(0.5), f(0.2), 0.5, true, "Include", 1, 0},
+		{"4 of 10, only upper 0.5", reps(4, 6, 0), f(0.5), nil, 0.4, true, "Exclude", 0, 0},
+		{"1 of 10 at 0.5/0.4", reps(1, 9, 0), f(0.5), f(0.4), 0.1, true, "Exclude", 0, 0},
+		{"all uncertain", reps(10, 0, 0), nil, nil, 1, true, "Include", 1, 0},
+		{"3 failed, 1 of 7", reps(1, 6, 3), nil, nil, 1.0 / 7, true, "Include", 1, 3},
+		{"9 failed, single exclude", reps(0, 1, 9), nil, nil, 0, true, "Exclude", 0, 9},
+		{"all failed", reps(0, 0, 10), nil, nil, 0, false, "Check", 1, 10},
+		{"1 of 3 at defaults", reps(1, 2, 0), nil, nil, 1.0 / 3, true, "Include", 1, 0},
+		{"3 of 10 at 0.3/0.3", reps(3, 7, 0), f(0.3), f(0.3), 0.3, true, "Include", 1, 0},
+		{"lower ignored when upper is 0.1", reps(0, 10, 0), f(0.1), f(0.0), 0, true, "Exclude", 0, 0},
+	}
+	for _, c := range cases {
+		got := Aggregate(c.answers, EffectiveCutoffs(c.upper, c.lower))
+		if len(got) != 1 {
+			t.Fatalf("%s: %d rows, want exactly 1", c.name, len(got))
+		}
+		g := got[0]
+		if g.HasInclP != c.hasInclP || (c.hasInclP && math.Abs(g.InclP-c.inclP) > 1e-12) ||
+			g.Final != c.label || g.FinalNum != c.num || g.MissingCount != c.missing || g.Reps != int32(len(c.answers)) {
+			t.Errorf("%s: got %+v", c.name, g)
+		}
+	}
+}
+
+func TestAggregateOneRowPerGroupWithMixedSubmodels(t *testing.T) {
+	a := reps(2, 2, 1)
+	a[1].Submodel = "m-2"
+	b := reps(1, 0, 0)
+	b[0].Record = 2
+	got := Aggregate(append(a, b...), EffectiveCutoffs(nil, nil))
+	if len(got) != 2 || got[0].Submodel != "m-1, m-2" || got[1].Record != 2 {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestLongestAnswerAgreesWithDecision(t *testing.T) {
+	a := reps(1, 2, 0)
+	a[0].Description, a[0].HasDescription = "include because of many good reasons here", true
+	a[1].Description, a[1].HasDescription = "exclude: short", true
+	a[2].Description, a[2].HasDescription = "exclude for a somewhat longer reason", true
+	got := Aggregate(a, EffectiveCutoffs(f(0.5), nil))[0]
+	if got.Final != "Exclude" || got.LongestAnswer != "exclude for a somewhat longer reason" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestMeanConfidenceIgnoresMissing(t *testing.T) {
+	a := reps(2, 0, 1)
+	a[0].Confidence, a[0].HasConfidence = 80, true
+	a[1].Confidence, a[1].HasConfidence = 60, true
+	got := Aggregate(a, EffectiveCutoffs(nil, nil))[0]
+	if !got.HasMeanConfidence || got.MeanConfidence != 70 {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestCostIsExactAndUsesCachedRate(t *testing.T) {
+	p := Prices{In: 0.10, CachedIn: 0.01, Out: 0.50, HasIn: true, HasCachedIn: true, HasOut: true}
+	in, out, ok := p.Cost(Usage{Prompt: 300, Cached: 100, Completion: 7})
+	if !ok || math.Abs(in-(200*0.10+100*0.01)/1e6) > 1e-18 || math.Abs(out-7*0.50/1e6) > 1e-18 {
+		t.Fatalf("in %g out %g", in, out)
+	}
+	if _, _, ok := (Prices{}).Cost(Usage{Prompt: 1}); ok {
+		t.Fatal("unknown prices must not price")
+	}
+}

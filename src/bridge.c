@@ -1,0 +1,116 @@
+/* .Call entry points of the run API. Each checks the type and length of every argument before
+ * Go is called; every buffer Go returns is freed with TsFree, also when an R allocation fails
+ * (R_ExecWithCleanup), so no Go memory leaks across an R error. Errors travel as JSON values and
+ * are raised by R after this code has returned. */
+#include <R.h>
+#include <Rinternals.h>
+#include <string.h>
+#include "libtabscreen.h"
+#include "bridge.h"
+
+typedef struct {
+  char *json;
+  void *buf[2];
+  size_t len[2];
+} go_out;
+
+static void go_out_free(void *data) {
+  go_out *o = data;
+  if (o->json) TsFree(o->json);
+  for (int i = 0; i < 2; i++)
+    if (o->buf[i]) TsFree(o->buf[i]);
+  memset(o, 0, sizeof *o);
+}
+
+static SEXP raw_copy(const void *p, size_t n) {
+  SEXP out = Rf_allocVector(RAWSXP, (R_xlen_t)n);
+  if (n > 0) memcpy(RAW(out), p, n);
+  return out;
+}
+
+static SEXP json_string(const char *s) {
+  return Rf_ScalarString(Rf_mkCharCE(s, CE_UTF8));
+}
+
+/* Builds list(json, raw, raw) from what Go returned; runs under R_ExecWithCleanup. */
+static SEXP wrap_out(void *data) {
+  go_out *o = data;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  SET_VECTOR_ELT(out, 0, json_string(o->json ? o->json : "{}"));
+  for (int i = 0; i < 2; i++)
+    if (o->buf[i]) SET_VECTOR_ELT(out, i + 1, raw_copy(o->buf[i], o->len[i]));
+  UNPROTECT(1);
+  return out;
+}
+
+static SEXP finish(go_out *o) {
+  return R_ExecWithCleanup(wrap_out, o, go_out_free, o);
+}
+
+static SEXP wrap_json(void *data) {
+  return json_string(((go_out *)data)->json ? ((go_out *)data)->json : "{}");
+}
+
+static SEXP finish_json(go_out *o) {
+  return R_ExecWithCleanup(wrap_json, o, go_out_free, o);
+}
+
+static const char *string_arg(SEXP x, const char *what) {
+  if (TYPEOF(x) != STRSXP || XLENGTH(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
+    Rf_error("%s must be a single non-missing string", what);
+  return Rf_translateCharUTF8(STRING_ELT(x, 0));
+}
+
+static int64_t handle_arg(SEXP x) {
+  if (TYPEOF(x) != REALSXP || XLENGTH(x) != 1 || ISNAN(REAL(x)[0]) || REAL(x)[0] < 1)
+    Rf_error("the run handle must be a single positive number");
+  return (int64_t)REAL(x)[0];
+}
+
+static void raw_arg(SEXP x, const char *what) {
+  if (TYPEOF(x) != RAWSXP) Rf_error("%s must be a raw vector", what);
+}
+
+SEXP C_run_start(SEXP records, SEXP options, SEXP api_key) {
+  raw_arg(records, "records");
+  const char *opts = string_arg(options, "options");
+  const char *key = string_arg(api_key, "api_key");
+  go_out o = {0};
+  o.json = TsRunStart(RAW(records), (size_t)XLENGTH(records), (char *)opts, (char *)key);
+  return finish_json(&o);
+}
+
+SEXP C_run_poll(SEXP handle) {
+  int64_t h = handle_arg(handle);
+  go_out o = {0};
+  o.json = TsRunPoll(h);
+  return finish_json(&o);
+}
+
+SEXP C_run_reply(SEXP handle, SEXP replies) {
+  int64_t h = handle_arg(handle);
+  const char *r = string_arg(replies, "replies");
+  go_out o = {0};
+  o.json = TsRunReply(h, (char *)r);
+  return finish_json(&o);
+}
+
+SEXP C_run_cancel(SEXP handle) {
+  TsRunCancel(handle_arg(handle));
+  return R_NilValue;
+}
+
+SEXP C_run_result(SEXP handle) {
+  int64_t h = handle_arg(handle);
+  go_out o = {0};
+  o.json = TsRunResult(h, &o.buf[0], &o.len[0], &o.buf[1], &o.len[1]);
+  return finish(&o);
+}
+
+SEXP C_aggregate(SEXP answers, SEXP options) {
+  raw_arg(answers, "answers");
+  const char *opts = string_arg(options, "options");
+  go_out o = {0};
+  o.json = TsAggregate(RAW(answers), (size_t)XLENGTH(answers), (char *)opts, &o.buf[0], &o.len[0]);
+  return finish(&o);
+}

@@ -1,0 +1,10 @@
+#ifndef TABSCREEN_BRIDGE_H
+#define TABSCREEN_BRIDGE_H
+#include <Rinternals.h>
+SEXP C_run_start(SEXP records, SEXP options, SEXP api_key);
+SEXP C_run_poll(SEXP handle);
+SEXP C_run_reply(SEXP handle, SEXP replies);
+SEXP C_run_cancel(SEXP handle);
+SEXP C_run_result(SEXP handle);
+SEXP C_aggregate(SEXP answers, SEXP options);
+#endif

@@ -1,0 +1,22 @@
+/* Routine registration: every .Call entry point of the package, and nothing found by name. */
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include "bridge.h"
+
+static const R_CallMethodDef call_methods[] = {
+  {"C_run_start", (DL_FUNC)&C_run_start, 3},
+  {"C_run_poll", (DL_FUNC)&C_run_poll, 1},
+  {"C_run_reply", (DL_FUNC)&C_run_reply, 2},
+  {"C_run_cancel", (DL_FUNC)&C_run_cancel, 1},
+  {"C_run_result", (DL_FUNC)&C_run_result, 1},
+  {"C_aggregate", (DL_FUNC)&C_aggregate, 2},
+  /* Arrow IPC codec (ipc_r.c) */
+  {NULL, NULL, 0}
+};
+
+void R_init_tabscreen(DllInfo *dll) {
+  R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+}
