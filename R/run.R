@@ -24,7 +24,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   json <- as.character(to_json(options))
   started <- from_json(.Call(C_run_start, ipc, json, api_key))
   abort_on_go_error(started, call)
-  handle <- started$handle
+  handle <- as.numeric(started$handle)
 
   collected <- FALSE
   on.exit(if (!collected) release_run(handle), add = TRUE)
@@ -182,4 +182,14 @@ abort_on_go_error <- function(x, call) {
   err <- x$error
   if (is.null(err)) return(invisible())
   rlang::abort(err$message, class = c(err$class, "tabscreen_error"), call = call)
+}
+
+# The Go default retry rule applied to an httr2 response (tests compare it with llm_is_transient()).
+go_is_transient <- function(resp) {
+  headers <- lapply(resp$headers, function(v) paste(v, collapse = ", "))
+  if (length(headers) == 0) headers <- structure(list(), names = character())
+  out <- from_json(.Call(C_is_transient, as.integer(resp$status_code),
+                         as.character(to_json(headers)), resp$body %||% raw()))
+  abort_on_go_error(out, rlang::caller_env())
+  out$transient
 }

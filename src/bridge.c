@@ -114,3 +114,13 @@ SEXP C_aggregate(SEXP answers, SEXP options) {
   o.json = TsAggregate(RAW(answers), (size_t)XLENGTH(answers), (char *)opts, &o.buf[0], &o.len[0]);
   return finish(&o);
 }
+
+SEXP C_is_transient(SEXP status, SEXP headers, SEXP body) {
+  if (TYPEOF(status) != INTSXP || XLENGTH(status) != 1 || INTEGER(status)[0] == NA_INTEGER)
+    Rf_error("status must be a single integer");
+  const char *h = string_arg(headers, "headers");
+  raw_arg(body, "body");
+  go_out o = {0};
+  o.json = TsIsTransient(INTEGER(status)[0], (char *)h, RAW(body), (size_t)XLENGTH(body));
+  return finish_json(&o);
+}

@@ -9,11 +9,13 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 	"github.com/tabscreen/tabscreen/golib/engine"
+	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
@@ -162,4 +164,21 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	}
 	cBytes(b, out, outLen)
 	return cJSON(map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
+}
+
+// TsIsTransient applies the Go default retry rule to one response, so that a test can check that
+// llm_is_transient() in R agrees with it.
+//
+//export TsIsTransient
+func TsIsTransient(status C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t) (result *C.char) {
+	defer recovered(&result)
+	var h map[string]string
+	if err := json.Unmarshal([]byte(C.GoString(headers)), &h); err != nil {
+		return cError("tabscreen_error_internal", err)
+	}
+	header := http.Header{}
+	for k, v := range h {
+		header.Set(k, v)
+	}
+	return cJSON(map[string]bool{"transient": provider.IsTransient(int(status), header, goBytes(body, bodyLen))})
 }

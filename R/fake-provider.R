@@ -1,0 +1,189 @@
+# The fake provider: a local HTTP server (the Go program cmd/tabscreen-fake, installed into bin/)
+# that speaks a provider's wire protocol strictly: it validates every request against the provider's
+# published specification, answers with a tool call whose arguments it derives from the request's own
+# tool schema, and injects the failures a real service shows. Internal: used by the tests, examples
+# and the demo. It binds 127.0.0.1 only and never contacts a real provider.
+#
+# Settings (named arguments of fake_provider_start() and $configure(); see
+# golib/fakeprovider/config.go for the full list):
+#   latency_ms, latency_median_ms, latency_sigma   fixed and lognormal latency
+#   rpm                                            floor(rpm / 60) requests in any sliding second
+#   max_concurrency                                requests served at once before 429
+#   faults = list("500" = 0.1, hang = 0.01)        probability per request of each fault kind:
+#                                                  "429", "quota", "500", "502", "503", "504", "hang",
+#                                                  "drop", "malformed", "no_tool", "bad_args", "bad_enum"
+#   fail_first_n = list(kind = "500", n = 3)       the next n valid requests get that fault
+#   fail_matching = list(substring = "x", kind = "500", n = 0)
+#                                                  requests whose user message contains substring
+#   decisions = list("1" = 0.3, "0" = 0.6, "1.1" = 0.1)
+#                                                  weights of enum values in the tool arguments
+#   seed, invalid_keys, retry_after_ms, snapshot, tpm, reasoning_tokens, cached_fraction,
+#   allow_unknown_fields, keep_requests
+
+# Path of the tabscreen-fake program: $TABSCREEN_FAKE_BIN, else the one installed with the package.
+fake_provider_bin <- function() {
+  exe <- if (.Platform$OS.type == "windows") "tabscreen-fake.exe" else "tabscreen-fake"
+  bin <- Sys.getenv("TABSCREEN_FAKE_BIN", "")
+  from_env <- nzchar(bin)
+  if (!from_env) {
+    bin <- system.file("bin", exe, package = "tabscreen")
+  }
+  if (!nzchar(bin) || !file.exists(bin) || dir.exists(bin)) {
+    where <- if (from_env) {
+      paste0("TABSCREEN_FAKE_BIN is set to '", Sys.getenv("TABSCREEN_FAKE_BIN"), "', which is not a file.")
+    } else {
+      paste0("It is built into the package's bin/ folder at install time (`go build -o inst/bin/", exe,
+             " ./cmd/tabscreen-fake`); set TABSCREEN_FAKE_BIN to use another build.")
+    }
+    rlang::abort(c("The fake provider program `tabscreen-fake` was not found.", i = where),
+                 class = c("tabscreen_error_fake", "tabscreen_error"))
+  }
+  bin
+}
+
+# TRUE when the fake provider program can be started (for examples and the demo).
+fake_provider_available <- function() {
+  tryCatch(nzchar(fake_provider_bin()), tabscreen_error_fake = function(e) FALSE)
+}
+
+# Start a fake provider on a free port of 127.0.0.1. `...` are settings (see above).
+# Returns a list:
+#   $url        the chat completions URL, http://127.0.0.1:PORT/v1/chat/completions
+#   $base_url   http://127.0.0.1:PORT/v1
+#   $port, $process (the processx process)
+#   $stats()    the counters, as a list
+#   $configure(..., .replace = FALSE)  change settings at run time (.replace: others to defaults)
+#   $requests(n = NULL)  the last requests received (credentials replaced by their length)
+#   $reset()    zero the counters
+#   $stop()     stop the program (also done when the object is garbage-collected)
+fake_provider_start <- function(..., .bin = NULL, .timeout = 10) {
+  config <- fake_config_json(list(...))
+  bin <- if (is.null(.bin)) fake_provider_bin() else .bin
+  port_file <- tempfile("tabscreen-fake-port-")
+  err_file <- tempfile("tabscreen-fake-stderr-")
+  # stdin is a pipe: when this R process ends, however it ends, the program reads EOF and exits.
+  proc <- processx::process$new(
+    bin, c("--host", "127.0.0.1", "--port", "0", "--port-file", port_file, "--watch-stdin=true",
+           "--config", config),
+    stdin = "|", stdout = NULL, stderr = err_file, cleanup = TRUE, cleanup_tree = TRUE
+  )
+  state <- new.env(parent = emptyenv())
+  state$proc <- proc
+  state$stopped <- FALSE
+  state$files <- c(port_file, err_file)
+  reg.finalizer(state, fake_stop, onexit = TRUE)
+
+  port <- fake_wait_port(proc, port_file, err_file, .timeout)
+  if (is.null(port)) {
+    fake_stop(state)
+    rlang::abort(c("The fake provider did not start.", x = fake_stderr(err_file)),
+                 class = c("tabscreen_error_fake", "tabscreen_error"))
+  }
+  root <- paste0("http://127.0.0.1:", port)
+  state$root <- root
+
+  structure(list(
+    url = paste0(root, "/v1/chat/completions"),
+    base_url = paste0(root, "/v1"),
+    port = port,
+    process = proc,
+    stats = function() fake_http(state, "GET", "/_fake/stats"),
+    configure = function(..., .replace = FALSE) {
+      query <- if (isTRUE(.replace)) "?replace=true" else ""
+      invisible(fake_http(state, "POST", paste0("/_fake/config", query), fake_config_json(list(...))))
+    },
+    config = function() fake_http(state, "GET", "/_fake/config"),
+    requests = function(n = NULL) {
+      query <- if (is.null(n)) "" else paste0("?n=", as.integer(n))
+      fake_http(state, "GET", paste0("/_fake/requests", query))
+    },
+    reset = function() invisible(fake_http(state, "POST", "/_fake/reset", "{}")),
+    stop = function() invisible(fake_stop(state)),
+    is_alive = function() !state$stopped && proc$is_alive()
+  ), class = "tabscreen_fake_provider")
+}
+
+# Wait for the program to write its port; NULL if it died or the timeout passed.
+fake_wait_port <- function(proc, port_file, err_file, timeout) {
+  deadline <- Sys.time() + timeout
+  repeat {
+    if (file.exists(port_file)) {
+      txt <- suppressWarnings(readLines(port_file, n = 1L, warn = FALSE))
+      port <- suppressWarnings(as.integer(txt))
+      if (length(port) == 1L && !is.na(port) && port > 0L) {
+        return(port)
+      }
+    }
+    if (!proc$is_alive() || Sys.time() > deadline) {
+      return(NULL)
+    }
+    Sys.sleep(0.01)
+  }
+}
+
+fake_stderr <- function(err_file) {
+  txt <- if (file.exists(err_file)) readLines(err_file, warn = FALSE) else character()
+  if (length(txt) == 0L) "(no output)" else paste(txt, collapse = "\n")
+}
+
+# Stop the program: close its stdin (it exits cleanly), wait, then kill. Safe to call twice.
+fake_stop <- function(state) {
+  if (isTRUE(state$stopped)) {
+    return(FALSE)
+  }
+  state$stopped <- TRUE
+  proc <- state$proc
+  if (proc$is_alive()) {
+    try(close(proc$get_input_connection()), silent = TRUE)
+    proc$wait(3000)
+    if (proc$is_alive()) {
+      proc$kill()
+    }
+  }
+  unlink(state$files)
+  TRUE
+}
+
+# Settings as a JSON object. Named atomic vectors (c("1" = 0.3)) become objects.
+fake_config_json <- function(config) {
+  if (length(config) == 0L) {
+    return("{}")
+  }
+  if (!rlang::is_named(config)) {
+    rlang::abort("Every setting of the fake provider must be named.",
+                 class = c("tabscreen_error_fake", "tabscreen_error"))
+  }
+  as_json_value <- function(x) {
+    if (is.atomic(x) && !is.null(names(x))) {
+      return(as.list(x))
+    }
+    if (is.list(x)) {
+      return(lapply(x, as_json_value))
+    }
+    x
+  }
+  as.character(jsonlite::toJSON(lapply(config, as_json_value), auto_unbox = TRUE, null = "null",
+                                digits = NA))
+}
+
+# One request to the fake's control endpoints; errors are classed.
+fake_http <- function(state, method, path, body = NULL) {
+  if (isTRUE(state$stopped)) {
+    rlang::abort("The fake provider has been stopped.", class = c("tabscreen_error_fake", "tabscreen_error"))
+  }
+  req <- httr2::request(paste0(state$root, path))
+  req <- httr2::req_options(req, noproxy = "*")
+  req <- httr2::req_timeout(req, 30)
+  req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  if (!is.null(body)) {
+    req <- httr2::req_body_raw(req, body, type = "application/json")
+  }
+  req <- httr2::req_method(req, method)
+  resp <- httr2::req_perform(req)
+  out <- httr2::resp_body_json(resp, simplifyVector = FALSE)
+  if (httr2::resp_status(resp) >= 400L) {
+    rlang::abort(paste0("The fake provider refused: ", out$error %||% httr2::resp_status_desc(resp)),
+                 class = c("tabscreen_error_fake", "tabscreen_error"))
+  }
+  out
+}

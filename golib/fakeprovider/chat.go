@@ -1,0 +1,313 @@
+package fakeprovider
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+)
+
+const maxBodyBytes = 32 << 20
+
+// serveChat handles one request to a protocol's chat endpoint:
+// body -> auth -> rate limit -> concurrency limit -> validation ->
+// fault choice -> latency -> answer or fault.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
+	now := time.Now()
+	seq := s.seq.Add(1)
+	c := &s.counters
+	c.total.Add(1)
+	c.window.add(now)
+	c.noteInFlight(s.inFlight.Add(1))
+	defer s.inFlight.Add(-1)
+
+	rc := s.cfg.Load()
+	reqID := randomID("req_", 32, hash(uint64(rc.Seed), saltID, seq))
+	w.Header().Set("x-request-id", reqID)
+
+	status, fault := 0, ""
+	var body []byte
+	defer func() {
+		if status > 0 && status < len(c.status) {
+			c.status[status].Add(1)
+		}
+		if fault != "" {
+			c.faults[faultIndex(fault)].Add(1)
+		}
+		if rc.KeepRequests > 0 {
+			s.recent.add(rc.KeepRequests, recentRequest{Seq: seq, Method: r.Method, Path: r.URL.Path,
+				Status: status, Fault: fault, at: now, header: r.Header, body: body})
+		}
+	}()
+	fail := func(f *failure) {
+		status = failureStatus(f.kind)
+		p.writeFailure(w, f)
+	}
+
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		fail(&failure{kind: failMethod, message: "Invalid URL (" + r.Method + " " + r.URL.Path + ")"})
+		return
+	}
+	// The body is read before anything is refused, so that every request
+	// shows in last_body and /_fake/requests, and a refusal leaves the
+	// connection reusable (net/http closes one whose body was left unread
+	// after "Expect: 100-continue").
+	var err error
+	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		c.invalid.Add(1)
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(&failure{kind: failTooLarge, message: "Request too large."})
+		} else {
+			fail(&failure{kind: failInvalidRequest, message: "Could not read the request body: " + err.Error()})
+		}
+		return
+	}
+	c.lastBody.Store(&body)
+	key := p.apiKey(r)
+	if key == "" {
+		c.unauthorized.Add(1)
+		fail(&failure{kind: failMissingKey})
+		return
+	}
+	if rc.invalidKeys[key] {
+		c.unauthorized.Add(1)
+		fail(&failure{kind: failInvalidKey, key: key})
+		return
+	}
+	if rc.limiter != nil {
+		if ok, retry := rc.limiter.admit(now); !ok {
+			c.refusedRate.Add(1)
+			p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 0, 0))
+			fail(&failure{kind: failRateLimit, retryAfter: retry, hasRetry: true, limit: int64(rc.RPM)})
+			return
+		}
+	}
+	if rc.MaxConcurrency > 0 {
+		n := s.active.Add(1)
+		defer s.active.Add(-1)
+		if n > int64(rc.MaxConcurrency) {
+			c.refusedConcurrency.Add(1)
+			fail(&failure{kind: failConcurrency, hasRetry: true,
+				retryAfter: time.Duration(rc.RetryAfterMS) * time.Millisecond, limit: int64(rc.MaxConcurrency)})
+			return
+		}
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		c.invalid.Add(1)
+		fail(&failure{kind: failInvalidRequest, message: "Invalid Content-Type header (" +
+			r.Header.Get("Content-Type") + "), expected application/json."})
+		return
+	}
+	req, f := p.parse(r, body, rc)
+	if f != nil {
+		c.invalid.Add(1)
+		fail(f)
+		return
+	}
+	c.valid.Add(1)
+
+	fault = s.pickFault(rc, req, seq)
+	ctx := r.Context()
+	if fault == FaultHang {
+		select {
+		case <-ctx.Done():
+			c.clientGone.Add(1)
+			return
+		case <-s.stopping:
+			panic(http.ErrAbortHandler) // close the connection, no response
+		}
+	}
+	if d := latency(rc, seq); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			c.clientGone.Add(1)
+			return
+		case <-s.stopping:
+			t.Stop()
+			panic(http.ErrAbortHandler)
+		}
+	}
+	retry := time.Duration(rc.RetryAfterMS) * time.Millisecond
+	switch fault {
+	case FaultDrop:
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+		panic(http.ErrAbortHandler) // not hijackable (HTTP/2): abort the stream
+	case FaultRateLimit:
+		p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 1, 0))
+		fail(&failure{kind: failRateLimit, retryAfter: retry, hasRetry: true, limit: s.requestLimit(rc)})
+		return
+	case FaultQuota:
+		fail(&failure{kind: failQuota})
+		return
+	case Fault500:
+		fail(&failure{kind: failServer})
+		return
+	case Fault502:
+		fail(&failure{kind: failBadGateway})
+		return
+	case Fault503:
+		fail(&failure{kind: failUnavailable})
+		return
+	case Fault504:
+		fail(&failure{kind: failTimeout})
+		return
+	}
+
+	a := s.buildAnswer(rc, req, seq, fault, now)
+	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 1, a.promptTokens+a.completionTokens))
+	status = http.StatusOK
+	if fault == "" && req.tool != nil {
+		c.answered.Add(1)
+	}
+	p.writeAnswer(w, req, a)
+}
+
+// requestLimit is the requests-per-minute limit reported in headers.
+func (s *Server) requestLimit(rc *runtimeConfig) int64 {
+	if rc.RPM > 0 {
+		return int64(math.Round(rc.RPM))
+	}
+	return 30000
+}
+
+// pickFault returns the fault for a valid request, "" for none: scripted
+// faults first (fail_matching, then fail_first_n), then random ones.
+func (s *Server) pickFault(rc *runtimeConfig, req *chatRequest, seq uint64) string {
+	for _, m := range rc.failMatching {
+		if strings.Contains(req.userText, m.Substring) && (m.N == 0 || m.used.Add(1) <= int64(m.N)) {
+			return m.Kind
+		}
+	}
+	if rc.failFirst != nil && rc.failFirst.Add(-1) >= 0 {
+		return rc.failFirstKind
+	}
+	if len(rc.faultCum) > 0 {
+		u := unit(hash(uint64(rc.Seed), saltFault, seq))
+		for i, cum := range rc.faultCum {
+			if u < cum {
+				return rc.faultKind[i]
+			}
+		}
+	}
+	return ""
+}
+
+// latency draws the delay of one request.
+func latency(rc *runtimeConfig, seq uint64) time.Duration {
+	ms := rc.LatencyMS
+	if rc.LatencyMedianMS > 0 {
+		z := normal(hash(uint64(rc.Seed), saltLatency1, seq), hash(uint64(rc.Seed), saltLatency2, seq))
+		ms += rc.LatencyMedianMS * math.Exp(rc.LatencySigma*z)
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+var datedSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
+
+// buildAnswer derives the answer of a valid request (fault is "" or a
+// 200-status fault). The tool arguments depend on the configured seed, the
+// user text and either the request's own seed or how many answers that user
+// text had before, so repeated requests for a record can differ while a run
+// stays reproducible.
+func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fault string,
+	now time.Time) *answer {
+	textHash := hashString(req.userText)
+	occ := s.occurrence(req.userText)
+	base := hash(uint64(rc.Seed), textHash, occ, 0)
+	if req.seed != nil {
+		base = hash(uint64(rc.Seed), textHash, uint64(*req.seed), 1)
+	}
+	model := req.model
+	if rc.Snapshot != "" && !datedSuffix.MatchString(model) {
+		model += "-" + rc.Snapshot
+	}
+	a := &answer{
+		id:      randomID("", 29, hash(uint64(rc.Seed), saltID, seq, 1)),
+		created: now.Unix(),
+		model:   model,
+		fault:   fault,
+	}
+	n := max(req.choices, 1)
+	completion := 0
+	for i := 0; i < n; i++ {
+		if req.tool == nil || fault == FaultNoTool {
+			a.text = "I cannot classify this record with the information given."
+			completion += len(a.text)/4 + 1
+			continue
+		}
+		args := fillArgs(req.tool.schema, hash(base, uint64(i)), rc.Decisions)
+		if fault == FaultBadEnum {
+			breakEnum(args, req.tool.schema)
+		}
+		b, err := json.Marshal(args)
+		if err != nil {
+			b = []byte("{}")
+		}
+		if fault == FaultBadArgs {
+			b = b[:len(b)/2+1]
+			if json.Valid(b) { // "{}" cut is "{}"
+				b = append(b[:len(b)-1], ',')
+			}
+		}
+		a.args = append(a.args, string(b))
+		a.callIDs = append(a.callIDs, randomID("call_", 24, hash(uint64(rc.Seed), saltID, seq, 2, uint64(i))))
+		completion += len(b)/4 + 8
+	}
+	a.promptTokens = req.promptSize/4 + 3*req.messages + 3
+	a.cachedTokens = int(float64(a.promptTokens) * rc.CachedFraction)
+	a.reasoningTokens = rc.ReasoningTokens * n
+	a.completionTokens = completion + a.reasoningTokens
+	return a
+}
+
+func isJSONContentType(ct string) bool {
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	return ct == "application/json" || strings.HasPrefix(ct, "application/json;") ||
+		strings.HasPrefix(ct, "application/json ")
+}
+
+func failureStatus(k failureKind) int {
+	switch k {
+	case failInvalidRequest:
+		return http.StatusBadRequest
+	case failMissingKey, failInvalidKey:
+		return http.StatusUnauthorized
+	case failNotFound:
+		return http.StatusNotFound
+	case failMethod:
+		return http.StatusMethodNotAllowed
+	case failTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case failRateLimit, failConcurrency, failQuota:
+		return http.StatusTooManyRequests
+	case failServer:
+		return http.StatusInternalServerError
+	case failBadGateway:
+		return http.StatusBadGateway
+	case failUnavailable:
+		return http.StatusServiceUnavailable
+	case failTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+func bodyJSON(b []byte) json.RawMessage {
+	if b == nil {
+		return json.RawMessage("null")
+	}
+	return rawOrString(b)
+}

@@ -1,0 +1,320 @@
+package fakeprovider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Fault kinds, as used in Config.Faults, FailFirstN.Kind and FailMatching.Kind.
+const (
+	FaultRateLimit = "429"       // 429 rate_limit_exceeded with Retry-After
+	FaultQuota     = "quota"     // 429 insufficient_quota, no Retry-After
+	Fault500       = "500"       // 500 server_error
+	Fault502       = "502"       // 502 from the edge, an HTML page
+	Fault503       = "503"       // 503 overloaded
+	Fault504       = "504"       // 504 gateway timeout
+	FaultHang      = "hang"      // never answers; ends when the client gives up or the server stops
+	FaultDrop      = "drop"      // TCP connection closed without a response
+	FaultMalformed = "malformed" // 200 with a truncated JSON body
+	FaultNoTool    = "no_tool"   // 200 with a text answer and no tool call
+	FaultBadArgs   = "bad_args"  // 200 with tool arguments that are not valid JSON
+	FaultBadEnum   = "bad_enum"  // 200 with a value outside the tool schema's enum
+)
+
+// faultKinds lists every fault kind in a fixed order (the index is used for counters).
+var faultKinds = []string{
+	FaultRateLimit, FaultQuota, Fault500, Fault502, Fault503, Fault504,
+	FaultHang, FaultDrop, FaultMalformed, FaultNoTool, FaultBadArgs, FaultBadEnum,
+}
+
+func faultIndex(kind string) int {
+	for i, k := range faultKinds {
+		if k == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+// Config is the fake's behaviour. Every field can be given at start (flags or
+// --config JSON) and changed at run time with POST /_fake/config, whose JSON
+// object replaces the fields it names and leaves the others as they are.
+type Config struct {
+	// LatencyMS is a fixed delay before every answer to a valid request
+	// (errors included, except 400/401 and refusals by the limits).
+	LatencyMS float64 `json:"latency_ms"`
+	// LatencyMedianMS > 0 adds a lognormal delay with this median and
+	// LatencySigma (the standard deviation of its logarithm).
+	LatencyMedianMS float64 `json:"latency_median_ms"`
+	LatencySigma    float64 `json:"latency_sigma"`
+
+	// RPM > 0 limits admitted requests to floor(RPM/60) in any sliding
+	// one-second window (for RPM < 60: one in any 60/RPM seconds); others get
+	// 429 rate_limit_exceeded with Retry-After.
+	RPM float64 `json:"rpm"`
+	// MaxConcurrency > 0 refuses (429) a request that arrives while that many
+	// are being served.
+	MaxConcurrency int `json:"max_concurrency"`
+
+	// Faults maps a fault kind to its probability per valid request (sum <= 1).
+	Faults WeightMap `json:"faults"`
+	// FailFirstN gives the next N valid requests the fault Kind (counted from
+	// the moment it is configured).
+	FailFirstN *FailFirstN `json:"fail_first_n"`
+	// FailMatching gives the fault Kind to every valid request whose user
+	// message contains Substring (the first matching rule wins), or only to the
+	// first N such requests when N > 0.
+	FailMatching FailMatchingList `json:"fail_matching"`
+
+	// Decisions weights enum values when the fake fills tool arguments, e.g.
+	// {"1": 0.3, "0": 0.6, "1.1": 0.1}; applies to every enum property that
+	// holds at least one of these values (the others get weight 0 there);
+	// other enums are drawn uniformly.
+	Decisions WeightMap `json:"decisions"`
+	// Seed enters every pseudo-random draw (faults, latency, answers).
+	Seed int64 `json:"seed"`
+
+	// InvalidKeys are API keys answered with 401 invalid_api_key.
+	InvalidKeys StringList `json:"invalid_keys"`
+	// RetryAfterMS is the delay advertised by injected 429s and concurrency refusals.
+	RetryAfterMS int `json:"retry_after_ms"`
+	// Snapshot is appended to the requested model name in answers
+	// ("gpt-6-luna" -> "gpt-6-luna-2026-09-22"); "" appends nothing.
+	Snapshot string `json:"snapshot"`
+	// TPM is the token limit reported in rate-limit headers (not enforced).
+	TPM int64 `json:"tpm"`
+	// ReasoningTokens are added to every answer's completion tokens.
+	ReasoningTokens int `json:"reasoning_tokens"`
+	// CachedFraction of the prompt tokens is reported as cached.
+	CachedFraction float64 `json:"cached_fraction"`
+	// AllowUnknownFields accepts top-level request fields the specification
+	// does not define (the real service rejects them).
+	AllowUnknownFields bool `json:"allow_unknown_fields"`
+	// KeepRequests is how many recent requests GET /_fake/requests can return.
+	KeepRequests int `json:"keep_requests"`
+}
+
+// FailFirstN scripts the fault Kind for the next N valid requests.
+type FailFirstN struct {
+	Kind string `json:"kind"`
+	N    int    `json:"n"`
+}
+
+// FailMatching scripts the fault Kind for requests whose user message
+// contains Substring (all of them when N is 0, else the first N).
+type FailMatching struct {
+	Substring string `json:"substring"`
+	Kind      string `json:"kind"`
+	N         int    `json:"n,omitempty"`
+}
+
+// DefaultConfig returns the configuration used when nothing is set.
+func DefaultConfig() Config {
+	return Config{
+		RetryAfterMS: 1000,
+		Snapshot:     "2026-09-22",
+		TPM:          10_000_000,
+		KeepRequests: 100,
+	}
+}
+
+// Merge returns c with the fields named in the JSON object patch replaced.
+// Unknown fields are an error. null sets a field to its zero value.
+func (c Config) Merge(patch []byte) (Config, error) {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
+		return c, errors.New("configuration must be a JSON object")
+	}
+	curJSON, err := json.Marshal(c)
+	if err != nil {
+		return c, err
+	}
+	var cur map[string]json.RawMessage
+	if err := json.Unmarshal(curJSON, &cur); err != nil {
+		return c, err
+	}
+	var unknown []string
+	for k, v := range p {
+		if _, ok := cur[k]; !ok {
+			unknown = append(unknown, k)
+			continue
+		}
+		cur[k] = v
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return c, fmt.Errorf("unknown configuration field(s): %s", strings.Join(unknown, ", "))
+	}
+	merged, err := json.Marshal(cur)
+	if err != nil {
+		return c, err
+	}
+	var out Config
+	dec := json.NewDecoder(bytes.NewReader(merged))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
+	}
+	if err := out.Validate(); err != nil {
+		return c, err
+	}
+	return out, nil
+}
+
+// Validate checks ranges and fault kinds.
+func (c Config) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if !finite(c.LatencyMS) || c.LatencyMS < 0 {
+		bad("latency_ms must be >= 0")
+	}
+	if !finite(c.LatencyMedianMS) || c.LatencyMedianMS < 0 {
+		bad("latency_median_ms must be >= 0")
+	}
+	if !finite(c.LatencySigma) || c.LatencySigma < 0 {
+		bad("latency_sigma must be >= 0")
+	}
+	if !finite(c.RPM) || c.RPM < 0 {
+		bad("rpm must be >= 0")
+	}
+	if c.MaxConcurrency < 0 {
+		bad("max_concurrency must be >= 0")
+	}
+	sum := 0.0
+	for k, p := range c.Faults {
+		if faultIndex(k) < 0 {
+			bad("faults: unknown kind %q (known: %s)", k, strings.Join(faultKinds, ", "))
+		}
+		if !finite(p) || p < 0 || p > 1 {
+			bad("faults: probability of %q must be in [0, 1]", k)
+		}
+		sum += p
+	}
+	if sum > 1+1e-9 {
+		bad("faults: probabilities add up to %g > 1", sum)
+	}
+	if f := c.FailFirstN; f != nil {
+		if faultIndex(f.Kind) < 0 {
+			bad("fail_first_n: unknown kind %q", f.Kind)
+		}
+		if f.N < 0 {
+			bad("fail_first_n: n must be >= 0")
+		}
+	}
+	for i, m := range c.FailMatching {
+		if m.Substring == "" {
+			bad("fail_matching[%d]: substring must not be empty", i)
+		}
+		if faultIndex(m.Kind) < 0 {
+			bad("fail_matching[%d]: unknown kind %q", i, m.Kind)
+		}
+		if m.N < 0 {
+			bad("fail_matching[%d]: n must be >= 0", i)
+		}
+	}
+	for k, w := range c.Decisions {
+		if !finite(w) || w < 0 {
+			bad("decisions: weight of %q must be >= 0", k)
+		}
+	}
+	if c.RetryAfterMS < 0 {
+		bad("retry_after_ms must be >= 0")
+	}
+	if c.TPM < 0 {
+		bad("tpm must be >= 0")
+	}
+	if c.ReasoningTokens < 0 {
+		bad("reasoning_tokens must be >= 0")
+	}
+	if !finite(c.CachedFraction) || c.CachedFraction < 0 || c.CachedFraction > 1 {
+		bad("cached_fraction must be in [0, 1]")
+	}
+	if c.KeepRequests < 0 || c.KeepRequests > 100000 {
+		bad("keep_requests must be in [0, 100000]")
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// WeightMap is a map from a string to a weight. It also accepts an empty JSON
+// array (what R's jsonlite writes for an empty named list).
+type WeightMap map[string]float64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *WeightMap) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimSpace(b); bytes.Equal(t, []byte("[]")) || bytes.Equal(t, []byte("null")) {
+		*m = nil
+		return nil
+	}
+	var x map[string]float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	*m = x
+	return nil
+}
+
+// StringList is a list of strings that also accepts a single JSON string.
+type StringList []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*l = StringList{s}
+		return nil
+	}
+	var x []string
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	*l = x
+	return nil
+}
+
+// FailMatchingList is a list of rules that also accepts a single JSON object.
+type FailMatchingList []FailMatching
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *FailMatchingList) UnmarshalJSON(b []byte) error {
+	t := bytes.TrimSpace(b)
+	if len(t) > 0 && t[0] == '{' {
+		var one FailMatching
+		if err := strictUnmarshal(t, &one); err != nil {
+			return err
+		}
+		*l = FailMatchingList{one}
+		return nil
+	}
+	var x []FailMatching
+	if err := strictUnmarshal(t, &x); err != nil {
+		return err
+	}
+	*l = x
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler (unknown fields are errors).
+func (f *FailFirstN) UnmarshalJSON(b []byte) error {
+	type plain FailFirstN
+	var x plain
+	if err := strictUnmarshal(b, &x); err != nil {
+		return err
+	}
+	*f = FailFirstN(x)
+	return nil
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

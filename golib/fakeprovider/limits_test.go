@@ -1,0 +1,143 @@
+package fakeprovider
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// maxInWindow counts the largest number of times in any half-open window.
+func maxInWindow(ts []time.Time, w time.Duration) int {
+	best, j := 0, 0
+	for i := range ts {
+		for ts[i].Sub(ts[j]) >= w {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
+}
+
+func TestSlidingLimiterProperty(t *testing.T) {
+	for _, rpm := range []float64{30, 60, 119, 120, 600, 6000} {
+		l := newRPMLimiter(rpm)
+		t0 := time.Unix(1000, 0)
+		var admitted []time.Time
+		now := t0
+		maxGap := uint64(400_000 / max(1, int(rpm/60))) // microseconds; arrivals outpace the limit
+		for i := 0; i < 5000; i++ {
+			now = now.Add(time.Duration(hash(uint64(i))%maxGap) * time.Microsecond)
+			if ok, retry := l.admit(now); ok {
+				admitted = append(admitted, now)
+			} else if retry <= 0 || retry > l.window {
+				t.Fatalf("rpm %v: retry %v", rpm, retry)
+			}
+		}
+		capacity := int(rpm / 60)
+		if capacity < 1 {
+			if got := maxInWindow(admitted, time.Duration(float64(time.Minute)/rpm)); got != 1 {
+				t.Errorf("rpm %v: %d in one window", rpm, got)
+			}
+			continue
+		}
+		if got := maxInWindow(admitted, time.Second); got > capacity {
+			t.Errorf("rpm %v: %d admitted in one second, limit %d", rpm, got, capacity)
+		}
+		// and the limiter is not stricter than it must be: it reaches the limit
+		if got := maxInWindow(admitted, time.Second); got < capacity && len(admitted) > capacity {
+			t.Errorf("rpm %v: never reached %d per second (max %d)", rpm, capacity, got)
+		}
+	}
+}
+
+func TestWindowMax(t *testing.T) {
+	var w windowMax
+	t0 := time.Unix(0, 0)
+	for _, ms := range []int{0, 100, 200, 999, 1000, 1001, 1500, 1999, 3000} {
+		w.add(t0.Add(time.Duration(ms) * time.Millisecond))
+	}
+	// [0, 1 s) holds 0,100,200,999; [1 s, 2 s) holds 1000,1001,1500,1999; [200 ms, 1.2 s) holds 5
+	if got := w.get(); got != 5 {
+		t.Errorf("max %d, want 5", got)
+	}
+}
+
+func TestRPMEnforced(t *testing.T) {
+	s, base := startServer(t, `{"rpm":180}`) // 3 per second
+	url := base + "/v1/chat/completions"
+	var got []int
+	for i := 0; i < 6; i++ {
+		r := post(t, url, "k", chatBody("x", ""))
+		got = append(got, r.status)
+		if r.status == 429 {
+			e := r.errorOf(t)
+			if e["code"] != "rate_limit_exceeded" {
+				t.Errorf("code %v", e["code"])
+			}
+			ms, err := strconv.Atoi(r.header.Get("retry-after-ms"))
+			if err != nil || ms <= 0 || ms > 1000 || r.header.Get("Retry-After") != "1" {
+				t.Errorf("retry headers %q %q", r.header.Get("retry-after-ms"), r.header.Get("Retry-After"))
+			}
+		}
+	}
+	if want := []int{200, 200, 200, 429, 429, 429}; !equalInts(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+	st := s.Stats()
+	if st.RefusedRate != 3 || st.MaxRequests1s != 6 {
+		t.Errorf("stats %+v", st)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if r := post(t, url, "k", chatBody("x", "")); r.status != 200 {
+		t.Errorf("after a second: %d", r.status)
+	}
+	// a change of rpm takes effect at once
+	configure(t, base, `{"rpm":0}`)
+	for i := 0; i < 10; i++ {
+		if r := post(t, url, "k", chatBody("x", "")); r.status != 200 {
+			t.Fatalf("unlimited: %d", r.status)
+		}
+	}
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	s, base := startServer(t, `{"max_concurrency":2,"latency_ms":800,"retry_after_ms":50}`)
+	url := base + "/v1/chat/completions"
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	count := map[int]int{}
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := postWith(&http.Client{Transport: &http.Transport{}}, url, "k", chatBody("x", ""))
+			mu.Lock()
+			count[r.status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	st := s.Stats()
+	if count[200] != 2 || count[429] != 4 || st.RefusedConcurrency != 4 || st.MaxInFlight < 3 {
+		t.Errorf("statuses %v, stats %+v", count, st)
+	}
+}
+
+func TestHeaderBuckets(t *testing.T) {
+	var b headerBuckets
+	t0 := time.Unix(0, 0)
+	s := b.take(t0, 60, 1000, 1, 100)
+	if s.remainingRequests != 59 || s.remainingTokens != 900 || s.resetRequests != time.Second ||
+		s.resetTokens != 6*time.Second {
+		t.Errorf("%+v", s)
+	}
+	s = b.take(t0.Add(time.Second), 60, 1000, 1, 0) // one request refilled
+	if s.remainingRequests != 59 {
+		t.Errorf("%+v", s)
+	}
+	if got := (1500 * time.Millisecond).String(); got != "1.5s" { // header format
+		t.Error(got)
+	}
+}

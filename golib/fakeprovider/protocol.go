@@ -1,0 +1,102 @@
+package fakeprovider
+
+import (
+	"net/http"
+	"time"
+)
+
+// protocol is one provider wire protocol. The server does routing, limits,
+// faults, latency and counting; a protocol authenticates, validates and
+// reads a request, and writes answers and errors in its own format.
+// To add one (Anthropic Messages, Mistral), implement this interface in its
+// own files and list it in newProtocols.
+type protocol interface {
+	// name is a short identifier ("openai").
+	name() string
+	// match reports whether the path is this protocol's chat endpoint.
+	match(path string) bool
+	// apiKey returns the credential the request carries ("" if none).
+	apiKey(r *http.Request) string
+	// parse validates a request body (already read) and extracts what the
+	// fake needs, or returns the 4xx failure the real service would give.
+	parse(r *http.Request, body []byte, cfg *runtimeConfig) (*chatRequest, *failure)
+	// writeFailure writes an error response.
+	writeFailure(w http.ResponseWriter, f *failure)
+	// writeAnswer writes a 200 answer (possibly one of the 200-status faults).
+	writeAnswer(w http.ResponseWriter, req *chatRequest, a *answer)
+	// setRateHeaders sets the rate-limit headers of a response.
+	setRateHeaders(h http.Header, s rateSnapshot)
+}
+
+// newProtocols returns the protocols the server speaks, in match order.
+func newProtocols() ([]protocol, error) {
+	oa, err := newOpenAI()
+	if err != nil {
+		return nil, err
+	}
+	return []protocol{oa}, nil
+}
+
+// failureKind says what went wrong, independently of how a protocol words it.
+type failureKind int
+
+const (
+	failInvalidRequest failureKind = iota // 400: body or parameters invalid
+	failMissingKey                        // 401: no credential
+	failInvalidKey                        // 401: credential declared invalid
+	failNotFound                          // 404: unknown path
+	failMethod                            // 405: wrong method
+	failTooLarge                          // 413: body too large
+	failRateLimit                         // 429: over the request rate (enforced or injected)
+	failConcurrency                       // 429: too many requests in flight
+	failQuota                             // 429: out of quota, do not retry
+	failServer                            // 500
+	failBadGateway                        // 502
+	failUnavailable                       // 503
+	failTimeout                           // 504
+)
+
+// failure is an error response before the protocol words it.
+type failure struct {
+	kind       failureKind
+	message    string // for failInvalidRequest (and others where useful)
+	param      string // offending parameter, "" for none
+	code       string // protocol error code, "" for the protocol's default
+	retryAfter time.Duration
+	hasRetry   bool   // send retry headers
+	key        string // failInvalidKey: the key (protocols may echo a masked form)
+	limit      int64  // failRateLimit: the enforced limit per minute
+}
+
+// chatRequest is what the fake needs from a valid request, in any protocol.
+type chatRequest struct {
+	model      string
+	userText   string // text of the user messages, joined
+	promptSize int    // characters of prompt text (messages + tool definitions)
+	messages   int
+	tool       *toolDef // the tool to call; nil: answer with text
+	forced     bool     // the request forces this tool by name
+	seed       *int64   // the request's own seed, if any
+	choices    int      // number of answers asked for (n)
+}
+
+// toolDef is a function tool the fake calls.
+type toolDef struct {
+	name   string
+	schema map[string]any // JSON Schema of the arguments (numbers as json.Number)
+}
+
+// answer is what the fake says, before the protocol writes it.
+type answer struct {
+	id               string // response id seed
+	created          int64
+	model            string
+	fault            string   // "", or a 200-status fault kind
+	args             []string // per choice: tool arguments (JSON text, or invalid for bad_args)
+	callIDs          []string
+	text             string // for text answers
+	promptTokens     int
+	completionTokens int
+	cachedTokens     int
+	reasoningTokens  int
+}

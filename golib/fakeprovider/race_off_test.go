@@ -1,0 +1,5 @@
+//go:build !race
+
+package fakeprovider
+
+const raceEnabled = false
