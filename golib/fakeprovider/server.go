@@ -34,6 +34,9 @@ type Server struct {
 	active     atomic.Int64 // admitted past the concurrency limit
 	connsOpen  atomic.Int64
 	connsTotal atomic.Int64
+	// apiConns holds the connections that carried an API request; apiConnsOpen counts them.
+	apiConns     sync.Map
+	apiConnsOpen atomic.Int64
 
 	started  time.Time
 	stopping chan struct{}
@@ -183,6 +186,9 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
 		ConnState:         s.connState,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
 	}
 	go func() {
 		defer close(s.done)
@@ -191,13 +197,30 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-func (s *Server) connState(_ net.Conn, st http.ConnState) {
+type connKey struct{}
+
+func (s *Server) connState(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
 		s.connsOpen.Add(1)
 		s.connsTotal.Add(1)
 	case http.StateHijacked, http.StateClosed:
 		s.connsOpen.Add(-1)
+		if _, wasAPI := s.apiConns.LoadAndDelete(c); wasAPI {
+			s.apiConnsOpen.Add(-1)
+		}
+	}
+}
+
+// markAPIConn counts the connection of an API request, so that a client's leftover connections
+// can be told apart from the ones a test opens to read the counters.
+func (s *Server) markAPIConn(r *http.Request) {
+	c, ok := r.Context().Value(connKey{}).(net.Conn)
+	if !ok {
+		return
+	}
+	if _, seen := s.apiConns.LoadOrStore(c, true); !seen {
+		s.apiConnsOpen.Add(1)
 	}
 }
 
@@ -225,6 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveControl(w, r)
 		return
 	}
+	s.markAPIConn(r)
 	for _, p := range s.protocols {
 		if p.match(r.URL.Path) {
 			s.serveChat(w, r, p)

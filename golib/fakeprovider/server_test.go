@@ -103,11 +103,11 @@ func TestConnectionCounts(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if st := s.Stats(); st.OpenConnections < 1 || st.ConnectionsTotal < 1 {
+	if st := s.Stats(); st.OpenConnections < 1 || st.OpenAPIConnections < 1 || st.ConnectionsTotal < 1 {
 		t.Errorf("stats %+v", st)
 	}
 	tr.CloseIdleConnections()
-	waitFor(t, func() bool { return s.Stats().OpenConnections == 0 })
+	waitFor(t, func() bool { st := s.Stats(); return st.OpenConnections == 0 && st.OpenAPIConnections == 0 })
 }
 
 func TestHealth(t *testing.T) {

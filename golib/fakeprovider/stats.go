@@ -72,6 +72,7 @@ type Stats struct {
 	MaxInFlight         int64            `json:"max_in_flight"`
 	InFlight            int64            `json:"in_flight"`
 	OpenConnections     int64            `json:"open_connections"`
+	OpenAPIConnections  int64            `json:"open_api_connections"`
 	ConnectionsTotal    int64            `json:"connections_total"`
 	FailFirstNRemaining int64            `json:"fail_first_n_remaining"`
 	LastBody            json.RawMessage  `json:"last_body"`
@@ -96,6 +97,7 @@ func (s *Server) stats() Stats {
 		MaxInFlight:        c.maxInFlight.Load(),
 		InFlight:           s.inFlight.Load(),
 		OpenConnections:    s.connsOpen.Load(),
+		OpenAPIConnections: s.apiConnsOpen.Load(),
 		ConnectionsTotal:   s.connsTotal.Load(),
 		LastBody:           json.RawMessage("null"),
 		UptimeSeconds:      time.Since(s.started).Seconds(),

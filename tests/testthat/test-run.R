@@ -1,0 +1,138 @@
+# The bridge between R and the Go engine: R callbacks evaluated by the poll loop, the retry rule
+# shared by R and Go, and Ctrl-C.
+
+small_data <- function(n) {
+  data.frame(title = paste("Family therapy trial", seq_len(n)),
+             abstract = paste("A randomised trial of family therapy, number", seq_len(n)))
+}
+
+screen_small <- function(fake, n = 3, ...) {
+  tabscreen_a.tools(small_data(n), prompt = "Is this a trial of family therapy?",
+                    title = title, abstract = abstract, api_url = fake$url,
+                    progress = FALSE, messages = FALSE, ...)
+}
+
+test_that("a user's is_transient() and backoff() are called with httr2 responses and obeyed", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-callbacks")
+  fake <- local_fake_provider()
+  seen <- new.env()
+  seen$statuses <- integer()
+  seen$attempts <- integer()
+  # 418 is not transient by default: only the user's predicate makes it retried.
+  fake$configure(fail_first_n = list(kind = "500", n = 0))
+  fake$configure(fail_matching = list(substring = "number 2", kind = "503", n = 2))
+  is_transient <- function(resp) {
+    stopifnot(inherits(resp, "httr2_response"))
+    seen$statuses <- c(seen$statuses, httr2::resp_status(resp))
+    httr2::resp_status(resp) == 503
+  }
+  backoff <- function(attempts) {
+    seen$attempts <- c(seen$attempts, attempts)
+    0.01
+  }
+  res <- screen_small(fake, is_transient = is_transient, backoff = backoff)
+  expect_equal(seen$statuses, c(503L, 503L))
+  expect_equal(seen$attempts, c(1L, 2L))
+  expect_equal(nrow(res$answer_data), 3)
+  expect_null(res$error_data)
+})
+
+test_that("a predicate that says no makes a transient status final", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-callbacks")
+  fake <- local_fake_provider()
+  fake$configure(fail_matching = list(substring = "number 2", kind = "503", n = 5))
+  res <- screen_small(fake, is_transient = function(resp) FALSE)
+  expect_equal(nrow(res$error_data), 1)
+  expect_match(res$error_data$decision_llm, "HTTP 503")
+  expect_equal(fake$stats()$by_status[["503"]], 1)
+})
+
+test_that("after() sets the wait from the response", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-callbacks")
+  fake <- local_fake_provider()
+  fake$configure(fail_matching = list(substring = "number 1", kind = "500", n = 1))
+  calls <- 0
+  after <- function(resp) {
+    calls <<- calls + 1
+    0
+  }
+  res <- screen_small(fake, n = 1, after = after)
+  expect_equal(calls, 1)
+  expect_equal(nrow(res$answer_data), 1)
+})
+
+test_that("an error in a user's callback stops the run with a classed error and keeps every job", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-callbacks")
+  fake <- local_fake_provider()
+  fake$configure(fail_matching = list(substring = "number", kind = "500", n = 1))
+  cnd <- expect_error(
+    screen_small(fake, n = 2, is_transient = function(resp) stop("my predicate is broken")),
+    class = "tabscreen_error_callback"
+  )
+  expect_match(conditionMessage(cnd), "my predicate is broken")
+})
+
+test_that("llm_is_transient() in R agrees with the Go default on the same responses", {
+  resp <- function(status, headers = list(), body = "") {
+    httr2::response(status_code = status, headers = headers, body = charToRaw(body))
+  }
+  quota <- '{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}'
+  credit <- '{"error":{"message":"no credit","code":"credit_balance_exhausted"}}'
+  limit <- '{"error":{"message":"slow down","code":"rate_limit_exceeded"}}'
+  cases <- list(
+    resp(200), resp(400), resp(401), resp(403), resp(404), resp(408), resp(409), resp(422),
+    resp(429, body = limit), resp(429, body = quota), resp(429, body = credit), resp(429),
+    resp(429, headers = list(`x-ratelimit-limit-req-minute` = "0")),
+    resp(500), resp(501), resp(502), resp(503), resp(504), resp(529),
+    resp(500, headers = list(`x-should-retry` = "false")),
+    resp(400, headers = list(`x-should-retry` = "true")),
+    resp(503, body = "<html>not json</html>")
+  )
+  r_rule <- vapply(cases, llm_is_transient, logical(1))
+  go_rule <- vapply(cases, tabscreen:::go_is_transient, logical(1))
+  expect_identical(r_rule, go_rule)
+  expect_identical(sum(r_rule), 11L)
+})
+
+test_that("Ctrl-C cancels within a second, closes every connection and carries the answers", {
+  skip_on_os("windows")
+  fake <- local_fake_provider(latency_ms = 400)
+  proc <- callr::r_bg(
+    function(url, libs) {
+      .libPaths(libs)
+      library(tabscreen)
+      Sys.setenv(PROVIDER_A_API_KEY = "sk-test-interrupt")
+      d <- data.frame(title = paste("title", 1:300), abstract = paste("abstract", 1:300))
+      tryCatch(
+        {
+          tabscreen_a.tools(d, prompt = "Include?", title = title, abstract = abstract,
+                            api_url = url, rpm = 1200, progress = FALSE, messages = FALSE)
+          list(class = "finished")
+        },
+        tabscreen_interrupted = function(cnd) {
+          list(class = class(cnd), ended = Sys.time(),
+               answers = nrow(cnd$result$answer_data),
+               errors = nrow(cnd$result$error_data),
+               reasons = unique(cnd$result$error_data$decision_llm))
+        }
+      )
+    },
+    args = list(url = fake$url, libs = .libPaths())
+  )
+  withr::defer(proc$kill())
+  deadline <- Sys.time() + 30
+  while (fake$stats()$answered < 10 && Sys.time() < deadline && proc$is_alive()) Sys.sleep(0.05)
+  expect_gte(fake$stats()$answered, 10)
+  interrupted_at <- Sys.time()
+  proc$interrupt()
+  proc$wait(10000)
+  expect_false(proc$is_alive())
+  res <- proc$get_result()
+  expect_true("tabscreen_interrupted" %in% res$class)
+  expect_lt(as.numeric(difftime(res$ended, interrupted_at, units = "secs")), 1)
+  expect_gte(res$answers, 10)
+  expect_equal(res$answers + res$errors, 300)
+  expect_true(all(grepl("cancelled by the user", res$reasons)))
+  Sys.sleep(1)
+  expect_equal(fake$stats()$open_api_connections, 0)
+})
