@@ -3,6 +3,7 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 #include "bridge.h"
+#include "ipc.h"
 
 static const R_CallMethodDef call_methods[] = {
   {"C_run_start", (DL_FUNC)&C_run_start, 3},
@@ -11,7 +12,11 @@ static const R_CallMethodDef call_methods[] = {
   {"C_run_cancel", (DL_FUNC)&C_run_cancel, 1},
   {"C_run_result", (DL_FUNC)&C_run_result, 1},
   {"C_aggregate", (DL_FUNC)&C_aggregate, 2},
+  {"C_is_transient", (DL_FUNC)&C_is_transient, 3},
   /* Arrow IPC codec (ipc_r.c) */
+  {"C_ipc_write", (DL_FUNC)&C_ipc_write, 3},
+  {"C_ipc_read", (DL_FUNC)&C_ipc_read, 1},
+  {"C_ipc_roundtrip_go", (DL_FUNC)&C_ipc_roundtrip_go, 1},
   {NULL, NULL, 0}
 };
 

@@ -49,7 +49,10 @@ func goBytes(p unsafe.Pointer, n C.size_t) []byte {
 	if p == nil || n == 0 {
 		return nil
 	}
-	return C.GoBytes(p, C.int(n))
+	// C.GoBytes takes an int length and would overflow past 2 GiB.
+	b := make([]byte, int(n))
+	copy(b, unsafe.Slice((*byte)(p), int(n)))
+	return b
 }
 
 // recovered turns a panic in an export into an error document instead of crashing R.

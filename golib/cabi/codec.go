@@ -1,0 +1,57 @@
+package main
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/tabscreen/tabscreen/golib/arrowio"
+)
+
+// roundTrip decodes an IPC stream with arrowio and encodes the table again.
+func roundTrip(in []byte) ([]byte, error) {
+	t, err := arrowio.Decode(in)
+	if err != nil {
+		return nil, err
+	}
+	return arrowio.Encode(t)
+}
+
+// TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out,
+// *outLen (malloc'ed, freed with TsFree). It returns "{}" or an error
+// document of class tabscreen_error_ipc; *out is NULL on error.
+//
+//export TsRoundTrip
+func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
+	defer recovered(&result)
+	if out == nil || outLen == nil {
+		return cJSON(abiError("tabscreen_error_ipc", "TsRoundTrip: NULL output pointer"))
+	}
+	*out, *outLen = nil, 0
+	if in == nil && inLen > 0 {
+		return cJSON(abiError("tabscreen_error_ipc", "TsRoundTrip: NULL input with a non-zero length"))
+	}
+	// No copy of the input: arrowio.Decode copies everything it keeps before
+	// it returns, and nothing here holds on to the slice afterwards.
+	var inBytes []byte
+	if inLen > 0 {
+		inBytes = unsafe.Slice((*byte)(in), int(inLen))
+	}
+	b, err := roundTrip(inBytes)
+	if err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	cBytes(b, out, outLen)
+	return C.CString("{}")
+}
+
+// TsFree frees anything the exports returned (JSON documents and buffers).
+//
+//export TsFree
+func TsFree(p unsafe.Pointer) {
+	defer func() { _ = recover() }()
+	C.free(p)
+}
