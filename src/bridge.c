@@ -7,6 +7,7 @@
 #include <string.h>
 #include "libtabscreen.h"
 #include "bridge.h"
+#include "signals.h"
 
 typedef struct {
   char *json;
@@ -76,13 +77,16 @@ SEXP C_run_start(SEXP records, SEXP options, SEXP api_key) {
   const char *opts = string_arg(options, "options");
   const char *key = string_arg(api_key, "api_key");
   go_out o = {0};
+  ts_enter_go(); /* held while the run lives; released by C_run_result */
   o.json = TsRunStart(RAW(records), (size_t)XLENGTH(records), (char *)opts, (char *)key);
+  if (o.json == NULL || strncmp(o.json, "{\"handle\"", 9) != 0) ts_leave_go();
   return finish_json(&o);
 }
 
 SEXP C_run_poll(SEXP handle) {
   int64_t h = handle_arg(handle);
   go_out o = {0};
+  ts_protect_signal_handlers();
   o.json = TsRunPoll(h);
   return finish_json(&o);
 }
@@ -104,6 +108,7 @@ SEXP C_run_result(SEXP handle) {
   int64_t h = handle_arg(handle);
   go_out o = {0};
   o.json = TsRunResult(h, &o.buf[0], &o.len[0], &o.buf[1], &o.len[1]);
+  if (o.json != NULL && strncmp(o.json, "{\"error\"", 8) != 0) ts_leave_go();
   return finish(&o);
 }
 
@@ -111,7 +116,9 @@ SEXP C_aggregate(SEXP answers, SEXP options) {
   raw_arg(answers, "answers");
   const char *opts = string_arg(options, "options");
   go_out o = {0};
+  ts_enter_go();
   o.json = TsAggregate(RAW(answers), (size_t)XLENGTH(answers), (char *)opts, &o.buf[0], &o.len[0]);
+  ts_leave_go();
   return finish(&o);
 }
 
@@ -121,6 +128,8 @@ SEXP C_is_transient(SEXP status, SEXP headers, SEXP body) {
   const char *h = string_arg(headers, "headers");
   raw_arg(body, "body");
   go_out o = {0};
+  ts_enter_go();
   o.json = TsIsTransient(INTEGER(status)[0], (char *)h, RAW(body), (size_t)XLENGTH(body));
+  ts_leave_go();
   return finish_json(&o);
 }

@@ -4,6 +4,7 @@
 #include <R_ext/Rdynload.h>
 #include "bridge.h"
 #include "ipc.h"
+#include "signals.h"
 
 static const R_CallMethodDef call_methods[] = {
   {"C_run_start", (DL_FUNC)&C_run_start, 3},
@@ -24,4 +25,5 @@ void R_init_tabscreen(DllInfo *dll) {
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
+  ts_protect_signal_handlers();
 }

@@ -4,6 +4,7 @@
  * TsRoundTrip is freed by a cleanup that also runs if an R allocation
  * fails (R_ExecWithCleanup). */
 #include <string.h>
+#include "signals.h"
 #include "ipc.h"
 #include "libtabscreen.h"
 
@@ -98,6 +99,8 @@ SEXP C_ipc_roundtrip_go(SEXP raw) {
     UNPROTECT(1);
     return out;
   }
+  ts_enter_go();
   g.json = TsRoundTrip(RAW(raw), (size_t)XLENGTH(raw), &g.buf, &g.len);
+  ts_leave_go();
   return R_ExecWithCleanup(go_reply_wrap, &g, go_reply_free, &g);
 }

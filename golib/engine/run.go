@@ -47,8 +47,8 @@ type Run struct {
 	limiters  []*rate.Limiter
 	sem       *semaphore.Weighted
 
-	titles, abstracts []string
-	questions         []string // prompt-major: questions[p*records+r]
+	records     int
+	questions   []string // prompt-major: questions[p*records+r]
 	jobs              []job
 	results           []result
 	blankFields       int
@@ -124,24 +124,23 @@ func Start(opts *Options, titles, abstracts []string, titleValid, abstractValid 
 	return r, nil
 }
 
+// prepareRecords builds every question once; the normalised fields are not kept, since the
+// questions hold them and a large screening should not carry its text twice.
 func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractValid []bool) {
 	n := len(titles)
-	r.titles, r.abstracts = make([]string, n), make([]string, n)
+	r.records = n
+	r.questions = make([]string, len(r.opts.Prompts)*n)
 	for i := 0; i < n; i++ {
-		var blankT, blankA bool
-		r.titles[i], blankT = screen.Field(titles[i], titleValid == nil || titleValid[i])
-		r.abstracts[i], blankA = screen.Field(abstracts[i], abstractValid == nil || abstractValid[i])
+		title, blankT := screen.Field(titles[i], titleValid == nil || titleValid[i])
+		abstract, blankA := screen.Field(abstracts[i], abstractValid == nil || abstractValid[i])
 		if blankT {
 			r.blankFields++
 		}
 		if blankA {
 			r.blankFields++
 		}
-	}
-	r.questions = make([]string, len(r.opts.Prompts)*n)
-	for p, prompt := range r.opts.Prompts {
-		for i := 0; i < n; i++ {
-			r.questions[p*n+i] = screen.Question(prompt, r.titles[i], r.abstracts[i])
+		for p, prompt := range r.opts.Prompts {
+			r.questions[p*n+i] = screen.Question(prompt, title, abstract)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func (r *Run) Answers() *arrowio.Table {
 
 // Questions is the questions table: the text each record was sent with, per prompt.
 func (r *Run) Questions() *arrowio.Table {
-	records := len(r.titles)
+	records := r.records
 	n := len(r.questions)
 	record, promptID := make([]int32, n), make([]int32, n)
 	for i := range r.questions {

@@ -108,7 +108,7 @@ func (r *Run) work(i int) {
 }
 
 func (r *Run) call(j job) *provider.Call {
-	c := &provider.Call{Model: r.models[j.model], Question: r.questions[int(j.prompt)*len(r.titles)+int(j.record)]}
+	c := &provider.Call{Model: r.models[j.model], Question: r.questions[int(j.prompt)*r.records+int(j.record)]}
 	if j.topP >= 0 {
 		c.TopP, c.HasTopP = r.opts.TopP[j.topP], true
 	}

@@ -21,6 +21,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	seq := s.seq.Add(1)
 	c := &s.counters
 	c.total.Add(1)
+	c.noteArrival(now)
 	c.window.add(now)
 	c.noteInFlight(s.inFlight.Add(1))
 	defer s.inFlight.Add(-1)

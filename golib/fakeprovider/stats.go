@@ -27,6 +27,20 @@ type counters struct {
 	maxInFlight        atomic.Int64
 	window             windowMax
 	lastBody           atomic.Pointer[[]byte]
+	// firstAt and lastAt are the arrival times (unix nanoseconds) of the first and the latest
+	// request, so a client's achieved rate can be measured where the provider sees it.
+	firstAt, lastAt atomic.Int64
+}
+
+func (c *counters) noteArrival(t time.Time) {
+	ns := t.UnixNano()
+	c.firstAt.CompareAndSwap(0, ns)
+	for {
+		old := c.lastAt.Load()
+		if old >= ns || c.lastAt.CompareAndSwap(old, ns) {
+			return
+		}
+	}
 }
 
 func (c *counters) reset(inFlight int64) {
@@ -38,7 +52,7 @@ func (c *counters) reset(inFlight int64) {
 		c.faults[i].Store(0)
 	}
 	for _, a := range []*atomic.Int64{&c.valid, &c.invalid, &c.unauthorized, &c.refusedRate,
-		&c.refusedConcurrency, &c.clientGone, &c.answered, &c.notFound} {
+		&c.refusedConcurrency, &c.clientGone, &c.answered, &c.notFound, &c.firstAt, &c.lastAt} {
 		a.Store(0)
 	}
 	c.maxInFlight.Store(inFlight)
@@ -73,6 +87,8 @@ type Stats struct {
 	InFlight            int64            `json:"in_flight"`
 	OpenConnections     int64            `json:"open_connections"`
 	OpenAPIConnections  int64            `json:"open_api_connections"`
+	FirstRequestUnix    float64          `json:"first_request_unix"`
+	LastRequestUnix     float64          `json:"last_request_unix"`
 	ConnectionsTotal    int64            `json:"connections_total"`
 	FailFirstNRemaining int64            `json:"fail_first_n_remaining"`
 	LastBody            json.RawMessage  `json:"last_body"`
@@ -98,6 +114,8 @@ func (s *Server) stats() Stats {
 		InFlight:           s.inFlight.Load(),
 		OpenConnections:    s.connsOpen.Load(),
 		OpenAPIConnections: s.apiConnsOpen.Load(),
+		FirstRequestUnix:   float64(s.counters.firstAt.Load()) / 1e9,
+		LastRequestUnix:    float64(s.counters.lastAt.Load()) / 1e9,
 		ConnectionsTotal:   s.connsTotal.Load(),
 		LastBody:           json.RawMessage("null"),
 		UptimeSeconds:      time.Since(s.started).Seconds(),

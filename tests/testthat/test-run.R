@@ -136,3 +136,25 @@ test_that("Ctrl-C cancels within a second, closes every connection and carries t
   Sys.sleep(1)
   expect_equal(fake$stats()$open_api_connections, 0)
 })
+
+test_that("profiling with Rprof() during a screening does not corrupt Go's heap", {
+  # R's SIGPROF handler re-installs itself without SA_ONSTACK on every tick and could run on a
+  # goroutine stack; src/signals.c pauses the profiling timer while Go works. Before that fix this
+  # workload crashed with "found pointer to free object". A child process keeps a crash contained.
+  fake <- local_fake_provider()
+  answers <- callr::r(
+    function(url, libs) {
+      .libPaths(libs)
+      library(tabscreen)
+      Sys.setenv(PROVIDER_A_API_KEY = "sk-test-profiling")
+      d <- data.frame(title = paste("title", 1:2000), abstract = strrep("a long abstract ", 120))
+      Rprof(tempfile(), interval = 0.002, memory.profiling = TRUE)
+      on.exit(Rprof(NULL))
+      res <- tabscreen_a.tools(d, prompt = "Include?", title = title, abstract = abstract, api_url = url,
+                               rpm = 1e6, reps = 3, progress = FALSE, messages = FALSE)
+      nrow(res$answer_data)
+    },
+    args = list(url = fake$url, libs = .libPaths())
+  )
+  expect_equal(answers, 6000)
+})
