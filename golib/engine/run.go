@@ -13,15 +13,14 @@ import (
 
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/sync/semaphore"
-	"golang.org/x/time/rate"
 
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
-// rateMargin keeps the pace just under the user's rpm: providers count requests in fixed windows
-// as they arrive, and arrival times jitter a little, so pacing at exactly the limit gets refusals.
-const rateMargin = 0.99
+// rateMargin keeps the even pace just under the user's rpm, so that the window check of the pacer
+// rarely has to hold a request back.
+const rateMargin = 0.995
 
 // maxReasks is the budget for re-asking after a 200 reply without a usable decision. Such replies
 // are billed, so this budget is small and separate from max_tries.
@@ -44,14 +43,14 @@ type Run struct {
 	transport *http.Transport
 	models    []*provider.Model
 	prices    []screen.Prices
-	limiters  []*rate.Limiter
+	pacers    []*pacer
 	sem       *semaphore.Weighted
 
 	records     int
 	questions   []string // prompt-major: questions[p*records+r]
-	jobs              []job
-	results           []result
-	blankFields       int
+	jobs        []job
+	results     []result
+	blankFields int
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -100,7 +99,7 @@ func Start(opts *Options, titles, abstracts []string, titleValid, abstractValid 
 		r.models = append(r.models, m.model())
 		r.prices = append(r.prices, m.prices())
 	}
-	r.limiters = newLimiters(opts)
+	r.pacers = newPacers(opts)
 	active := opts.MaxActive
 	if active <= 0 {
 		active = defaultMaxActive(opts)
@@ -145,22 +144,18 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 	}
 }
 
-// newLimiters gives one limiter per model when rpm was given per model, else one shared by all.
-// A burst of one spreads requests evenly, so no one-second window gets more than rpm/60.
-func newLimiters(o *Options) []*rate.Limiter {
-	lim := func(rpm float64) *rate.Limiter {
-		return rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1)
-	}
-	out := make([]*rate.Limiter, len(o.Models))
+// newPacers gives one pacer per model when rpm was given per model, else one shared by all.
+func newPacers(o *Options) []*pacer {
+	out := make([]*pacer, len(o.Models))
 	if o.RPM != nil {
-		shared := lim(*o.RPM)
+		shared := newPacer(*o.RPM)
 		for i := range out {
 			out[i] = shared
 		}
 		return out
 	}
 	for i, m := range o.Models {
-		out[i] = lim(m.RPM)
+		out[i] = newPacer(m.RPM)
 	}
 	return out
 }

@@ -126,7 +126,7 @@ func (r *Run) seed() int64 {
 	return time.Now().UnixNano()
 }
 
-// waitTurn waits out a run-wide pause (a 429 told us to hold off) and then the rate limiter.
+// waitTurn waits out a run-wide pause (a 429 told us to hold off) and then the pacer.
 func (r *Run) waitTurn(j job) error {
 	if until := r.pauseUntil.Load(); until > 0 {
 		if d := time.Until(time.Unix(0, until)); d > 0 {
@@ -135,7 +135,7 @@ func (r *Run) waitTurn(j job) error {
 			}
 		}
 	}
-	return r.limiters[j.model].Wait(r.ctx)
+	return r.pacers[j.model].wait(r.ctx)
 }
 
 func (r *Run) send(body []byte) attempt {

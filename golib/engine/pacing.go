@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// windowGuard is the margin added to the provider's one-second window: a request admitted exactly
+// one window after another may arrive a little closer to it, delayed by scheduling on the way out.
+const windowGuard = 20 * time.Millisecond
+
+// pacer keeps requests within an rpm limit the way providers count it: at most rpm/60 requests in
+// any one-second window. The token bucket spreads requests evenly; the window check stops the
+// bunching that follows a delayed goroutine, which the bucket alone would let through.
+type pacer struct {
+	limiter *rate.Limiter
+	mu      sync.Mutex
+	sent    []time.Time // admission times of the last len(sent) requests, as a ring
+	next    int
+	window  time.Duration
+}
+
+func newPacer(rpm float64) *pacer {
+	perWindow := math.Max(1, math.Floor(rpm/60))
+	window := time.Duration(perWindow*60/rpm*float64(time.Second)) + windowGuard
+	return &pacer{
+		limiter: rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1),
+		sent:    make([]time.Time, int(perWindow)),
+		window:  window,
+	}
+}
+
+// wait blocks until one more request may start.
+func (p *pacer) wait(ctx context.Context) error {
+	if err := p.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	for {
+		p.mu.Lock()
+		now := time.Now()
+		oldest := p.sent[p.next]
+		if oldest.IsZero() || now.Sub(oldest) >= p.window {
+			p.sent[p.next] = now
+			p.next = (p.next + 1) % len(p.sent)
+			p.mu.Unlock()
+			return nil
+		}
+		d := p.window - now.Sub(oldest)
+		p.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return context.Cause(ctx)
+		}
+	}
+}
