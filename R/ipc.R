@@ -64,9 +64,13 @@ ipc_to_df <- function(raw, call = rlang::caller_env()) {
   if (!is.raw(raw)) {
     ipc_abort(sprintf("An Arrow IPC stream must be a raw vector, not %s.", class(raw)[[1]]), call = call)
   }
-  res <- .Call(C_ipc_read, raw)
-  if (!is.null(res[[3]])) ipc_abort(res[[3]], call = call)
-  tibble::new_tibble(res[[1]], nrow = as.integer(res[[2]]))
+  ipc_decoded_to_df(.Call(C_ipc_read, raw), call = call)
+}
+
+# What the C reader returns, list(columns | NULL, nrow, error | NULL), as a tibble.
+ipc_decoded_to_df <- function(decoded, call = rlang::caller_env()) {
+  if (!is.null(decoded[[3]])) ipc_abort(decoded[[3]], call = call)
+  tibble::new_tibble(decoded[[1]], nrow = as.integer(decoded[[2]]))
 }
 
 # Sends df_to_ipc(df) through Go (arrowio decode + encode) and reads the result back: a round trip
@@ -77,5 +81,5 @@ ipc_roundtrip_go <- function(df, call = rlang::caller_env()) {
     err <- jsonlite::fromJSON(res[[2]], simplifyVector = FALSE)$error
     ipc_abort(err$message %||% "unknown error in the Go core", class = err$class, call = call)
   }
-  ipc_to_df(res[[1]], call = call)
+  ipc_decoded_to_df(res[[1]], call = call)
 }

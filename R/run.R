@@ -57,7 +57,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   meta <- from_json(out[[1]])
   abort_on_go_error(meta, call)
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
-  list(answers = ipc_to_df(out[[2]]), questions = ipc_to_df(out[[3]]), meta = meta)
+  list(answers = ipc_decoded_to_df(out[[2]]), questions = ipc_decoded_to_df(out[[3]]), meta = meta)
 }
 
 # Spec section 3 aggregation, computed by Go on an answers table.
@@ -76,7 +76,7 @@ aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lowe
   out <- .Call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
   meta <- from_json(out[[1]])
   abort_on_go_error(meta, rlang::caller_env())
-  agg <- ipc_to_df(out[[2]])
+  agg <- ipc_decoded_to_df(out[[2]])
   attr(agg, "incl_cutoff_upper") <- meta$incl_cutoff_upper
   attr(agg, "incl_cutoff_lower") <- meta$incl_cutoff_lower
   agg

@@ -8,6 +8,7 @@
 #include "libtabscreen.h"
 #include "bridge.h"
 #include "signals.h"
+#include "ipc.h"
 
 typedef struct {
   char *json;
@@ -23,23 +24,18 @@ static void go_out_free(void *data) {
   memset(o, 0, sizeof *o);
 }
 
-static SEXP raw_copy(const void *p, size_t n) {
-  SEXP out = Rf_allocVector(RAWSXP, (R_xlen_t)n);
-  if (n > 0) memcpy(RAW(out), p, n);
-  return out;
-}
-
 static SEXP json_string(const char *s) {
   return Rf_ScalarString(Rf_mkCharCE(s, CE_UTF8));
 }
 
-/* Builds list(json, raw, raw) from what Go returned; runs under R_ExecWithCleanup. */
+/* Builds list(json, table, table) from what Go returned, each table decoded straight from Go's
+ * buffer as C_ipc_read returns it; runs under R_ExecWithCleanup. */
 static SEXP wrap_out(void *data) {
   go_out *o = data;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
   SET_VECTOR_ELT(out, 0, json_string(o->json ? o->json : "{}"));
   for (int i = 0; i < 2; i++)
-    if (o->buf[i]) SET_VECTOR_ELT(out, i + 1, raw_copy(o->buf[i], o->len[i]));
+    if (o->buf[i]) SET_VECTOR_ELT(out, i + 1, ts_ipc_read_list(o->buf[i], o->len[i]));
   UNPROTECT(1);
   return out;
 }

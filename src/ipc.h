@@ -138,6 +138,10 @@ SEXP ts_ipc_write(SEXP cols, SEXP names, double nrow, ts_err *e);
  * Returns NULL with e set on any invalid input. */
 SEXP ts_ipc_read(const uint8_t *buf, size_t len, double *nrow, ts_err *e);
 
+/* Decodes an IPC stream held anywhere (an R raw vector, a buffer from Go) into
+ * list(named list of columns | NULL, nrow, error | NULL), never raising for bad data. */
+SEXP ts_ipc_read_list(const uint8_t *buf, size_t len);
+
 /* ---- .Call entry points (ipc_r.c) ---------------------------------------- */
 
 SEXP C_ipc_write(SEXP cols, SEXP names, SEXP nrow);

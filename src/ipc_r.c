@@ -37,16 +37,10 @@ SEXP C_ipc_write(SEXP cols, SEXP names, SEXP nrow) {
   return out;
 }
 
-/* raw: an IPC stream. Returns list(named list of columns | NULL, nrow,
- * error | NULL). */
-SEXP C_ipc_read(SEXP raw) {
+SEXP ts_ipc_read_list(const uint8_t *buf, size_t len) {
   ts_err e = {{0}};
   double nrow = 0;
-  SEXP cols = NULL;
-  if (TYPEOF(raw) != RAWSXP)
-    ts_fail(&e, "an Arrow IPC stream must be a raw vector");
-  else
-    cols = ts_ipc_read(RAW(raw), (size_t)XLENGTH(raw), &nrow, &e);
+  SEXP cols = ts_ipc_read(buf, len, &nrow, &e);
   if (cols) PROTECT(cols);
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
   if (cols) {
@@ -57,6 +51,18 @@ SEXP C_ipc_read(SEXP raw) {
   }
   UNPROTECT(cols ? 2 : 1);
   return out;
+}
+
+/* raw: an IPC stream. Returns list(named list of columns | NULL, nrow,
+ * error | NULL). */
+SEXP C_ipc_read(SEXP raw) {
+  if (TYPEOF(raw) != RAWSXP) {
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+    SET_VECTOR_ELT(out, 2, utf8_string("an Arrow IPC stream must be a raw vector"));
+    UNPROTECT(1);
+    return out;
+  }
+  return ts_ipc_read_list(RAW(raw), (size_t)XLENGTH(raw));
 }
 
 typedef struct {
@@ -76,11 +82,8 @@ static void go_reply_free(void *data) {
 static SEXP go_reply_wrap(void *data) {
   go_reply *g = data;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-  if (g->buf) {
-    SEXP raw = Rf_allocVector(RAWSXP, (R_xlen_t)g->len);
-    SET_VECTOR_ELT(out, 0, raw);
-    if (g->len) memcpy(RAW(raw), g->buf, g->len);
-  }
+  /* Decoded straight from Go's buffer: no intermediate raw vector. */
+  if (g->buf) SET_VECTOR_ELT(out, 0, ts_ipc_read_list(g->buf, g->len));
   SET_VECTOR_ELT(out, 1, utf8_string(g->json ? g->json
                                              : "{\"error\":{\"class\":\"tabscreen_error_internal\","
                                                "\"message\":\"TsRoundTrip returned nothing\"}}"));
@@ -89,7 +92,8 @@ static SEXP go_reply_wrap(void *data) {
 }
 
 /* raw: an IPC stream. Go decodes it with arrowio and encodes it again.
- * Returns list(raw | NULL, json), json being "{}" or an error document. */
+ * Returns list(decoded | NULL, json): decoded as C_ipc_read returns it, json "{}" or an error
+ * document. */
 SEXP C_ipc_roundtrip_go(SEXP raw) {
   go_reply g = {NULL, NULL, 0};
   if (TYPEOF(raw) != RAWSXP) {

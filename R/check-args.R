@@ -1,0 +1,369 @@
+# Argument checks of the screening functions. Each bad input is an error of class
+# "tabscreen_error_arg" (plus a specific class), raised at the user's call before any request.
+
+check_flag <- function(x, arg, call = rlang::caller_env()) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
+    abort_arg("{.arg {arg}} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {x}}.",
+      class = "tabscreen_error_arg_flag", arg = arg, call = call)
+  }
+  invisible(x)
+}
+
+check_data <- function(data, call = rlang::caller_env()) {
+  if (!is.data.frame(data)) {
+    abort_arg(c("{.arg data} must be a data frame with one row per record, not {.obj_type_friendly {data}}.",
+      "i" = "Read a RIS or CSV export into a data frame first."),
+      class = "tabscreen_error_data", arg = "data", call = call)
+  }
+  if (nrow(data) == 0) {
+    abort_arg("{.arg data} has no rows: there is nothing to screen.",
+      class = "tabscreen_error_data", arg = "data", call = call)
+  }
+  if (anyDuplicated(names(data)) || any(is.na(names(data)) | names(data) == "")) {
+    abort_arg("The columns of {.arg data} must have unique, non-empty names.",
+      class = "tabscreen_error_data", arg = "data", call = call)
+  }
+  invisible(data)
+}
+
+# The column of `data` that an argument names: a bare column name (title = ti) or a string
+# (title = "ti"), or a variable holding that string. Returns the column name.
+resolve_column <- function(quo, data, arg, call = rlang::caller_env()) {
+  expr <- rlang::quo_get_expr(quo)
+  if (rlang::is_symbol(expr) && rlang::as_string(expr) %in% names(data)) {
+    return(rlang::as_string(expr))
+  }
+  value <- if (rlang::is_string(expr)) {
+    expr
+  } else {
+    tryCatch(rlang::eval_tidy(quo), error = function(e) NULL)
+  }
+  if (rlang::is_string(value) && value %in% names(data)) {
+    return(value)
+  }
+  label <- if (rlang::is_symbol(expr)) rlang::as_string(expr) else if (rlang::is_string(value)) value else rlang::expr_deparse(expr)[1]
+  suggest <- closest_names(label, names(data))
+  abort_arg(
+    c("{.arg {arg}} must name a column of {.arg data}; {.val {label}} is not one.",
+      if (length(suggest) > 0) c("i" = "Did you mean {.or {.val {suggest}}}?"),
+      "i" = "The columns are {.val {names(data)}}."),
+    class = "tabscreen_error_data_column", arg = arg, call = call
+  )
+}
+
+abort_missing_column_arg <- function(arg, data, call = rlang::caller_env()) {
+  abort_arg(
+    c("{.arg {arg}} is missing: name the column of {.arg data} that holds the {arg}s.",
+      "i" = "E.g. {.code {arg} = {arg}} or {.code {arg} = \"{arg}\"}; the columns are {.val {names(data)}}."),
+    class = "tabscreen_error_data_column", arg = arg, call = call
+  )
+}
+
+# Titles and abstracts: character; factors and all-missing columns are converted.
+text_column <- function(x, column, arg, call = rlang::caller_env()) {
+  if (is.factor(x)) {
+    return(as.character(x))
+  }
+  if (is.logical(x) && all(is.na(x))) {
+    return(as.character(x))
+  }
+  if (!is.character(x)) {
+    abort_arg("Column {.field {column}} ({.arg {arg}}) must hold text, not {.obj_type_friendly {x}}.",
+      class = "tabscreen_error_data_column", arg = arg, call = call)
+  }
+  x
+}
+
+check_studyid <- function(ids, column, call = rlang::caller_env()) {
+  if (!is.atomic(ids) || is.list(ids)) {
+    abort_arg("Column {.field {column}} ({.arg studyid}) must be a plain vector of ids.",
+      class = "tabscreen_error_studyid", arg = "studyid", call = call)
+  }
+  if (anyNA(ids)) {
+    bad <- which(is.na(ids))
+    abort_arg(c("{.arg studyid} must not be missing: column {.field {column}} is {.code NA} in {cli::qty(bad)}row{?s} {head(bad, 10)}.",
+      "i" = "Give every record an id, or leave {.arg studyid} out to number the records 1 to {length(ids)}."),
+      class = "tabscreen_error_studyid", arg = "studyid", call = call)
+  }
+  dup <- unique(ids[duplicated(ids)])
+  if (length(dup) > 0) {
+    abort_arg(c("{.arg studyid} must identify each record once; column {.field {column}} repeats {.val {head(as.character(dup), 10)}}.",
+      "i" = "Remove the duplicated records, or leave {.arg studyid} out to number the records 1 to {length(ids)}."),
+      class = "tabscreen_error_studyid", arg = "studyid", call = call)
+  }
+  invisible(ids)
+}
+
+check_prompt <- function(prompt, call = rlang::caller_env()) {
+  if (!is.character(prompt) || length(prompt) == 0) {
+    abort_arg("{.arg prompt} must be a character vector with one or more prompts, not {.obj_type_friendly {prompt}}.",
+      class = "tabscreen_error_prompt", arg = "prompt", call = call)
+  }
+  empty <- which(is.na(prompt) | !nzchar(trimws(prompt)))
+  if (length(empty) > 0) {
+    abort_arg("{.arg prompt} must not be empty or missing: prompt{?s} {empty} {?is/are}.",
+      class = "tabscreen_error_prompt", arg = "prompt", call = call)
+  }
+  dup <- which(duplicated(prompt))
+  if (length(dup) > 0) {
+    abort_arg(c("{.arg prompt} holds the same prompt more than once (prompt{?s} {dup}).",
+      "i" = "Give each prompt once; use {.arg reps} to ask the same question several times."),
+      class = "tabscreen_error_prompt", arg = "prompt", call = call)
+  }
+  invisible(prompt)
+}
+
+check_model_names <- function(model, call = rlang::caller_env()) {
+  if (!is.character(model) || length(model) == 0 || anyNA(model) || any(!nzchar(trimws(model)))) {
+    abort_arg("{.arg model} must be a character vector of one or more model names.",
+      class = c("tabscreen_error_model_name", "tabscreen_error_model"), arg = "model", call = call)
+  }
+  dup <- unique(model[duplicated(model)])
+  if (length(dup) > 0) {
+    abort_arg(c("{.arg model} names {.val {dup}} more than once.",
+      "i" = "Give each model once; {.arg reps} sets how often each one is asked."),
+      class = c("tabscreen_error_model_duplicated", "tabscreen_error_model"), arg = "model", call = call)
+  }
+  invisible(model)
+}
+
+# reps and rpm: one value for every model, or one per model. Returns one value per model.
+check_per_model <- function(x, arg, models, whole, call = rlang::caller_env()) {
+  n <- length(models)
+  what <- if (whole) "whole numbers of at least 1" else "positive numbers"
+  if (!is.numeric(x) || length(x) == 0 || anyNA(x) || any(!is.finite(x))) {
+    abort_arg("{.arg {arg}} must hold {what}, not {.obj_type_friendly {x}}.",
+      class = paste0("tabscreen_error_", arg), arg = arg, call = call)
+  }
+  if (length(x) != 1 && length(x) != n) {
+    abort_arg(c("{.arg {arg}} has {length(x)} values for {n} model{?s}.",
+      "i" = "Give one value for all models, or one per model in the order of {.arg model}."),
+      class = paste0("tabscreen_error_", arg), arg = arg, call = call)
+  }
+  bad <- if (whole) x < 1 | x != round(x) else x <= 0
+  if (any(bad)) {
+    abort_arg("{.arg {arg}} must hold {what}; {.val {x[bad]}} {?is/are} not.",
+      class = paste0("tabscreen_error_", arg), arg = arg, call = call)
+  }
+  rep_len(as.numeric(x), n)
+}
+
+check_top_p <- function(top_p, call = rlang::caller_env()) {
+  if (!is.numeric(top_p) || length(top_p) == 0 || anyNA(top_p) || any(top_p < 0 | top_p > 1)) {
+    abort_arg("{.arg top_p} must hold numbers between 0 and 1.",
+      class = "tabscreen_error_top_p", arg = "top_p", call = call)
+  }
+  if (anyDuplicated(top_p)) {
+    abort_arg("{.arg top_p} holds the same value more than once.",
+      class = "tabscreen_error_top_p", arg = "top_p", call = call)
+  }
+  invisible(as.numeric(top_p))
+}
+
+check_role <- function(role, call = rlang::caller_env()) {
+  roles <- c("user", "system", "developer")
+  if (!rlang::is_string(role)) {
+    abort_arg("{.arg role} must be a single string, one of {.val {roles}}.",
+      class = "tabscreen_error_role", arg = "role", call = call)
+  }
+  if (!role %in% roles) {
+    abort_arg(c("{.arg role} must be one of {.val {roles}}, not {.val {role}}.",
+      "i" = "The question is sent as one message with this role; {.val user} is the usual choice."),
+      class = "tabscreen_error_role", arg = "role", call = call)
+  }
+  invisible(role)
+}
+
+check_api_url <- function(api_url, call = rlang::caller_env()) {
+  if (!rlang::is_string(api_url) || !grepl("^https?://[^/\\s]+", api_url, perl = TRUE)) {
+    abort_arg("{.arg api_url} must be a single http(s) URL, e.g. {.url https://api.openai.com/v1/chat/completions}.",
+      class = "tabscreen_error_api_url", arg = "api_url", call = call)
+  }
+  invisible(api_url)
+}
+
+check_choice <- function(x, arg, values, call = rlang::caller_env()) {
+  if (!rlang::is_string(x) || !x %in% values) {
+    suggest <- if (rlang::is_string(x)) closest_names(x, values, n = 1) else character()
+    abort_arg(
+      c("{.arg {arg}} must be one of {.or {.val {values}}}{if (rlang::is_string(x)) paste0(', not \"', x, '\"') else ''}.",
+        if (length(suggest) > 0) c("i" = "Did you mean {.val {suggest}}?")),
+      class = paste0("tabscreen_error_", arg), arg = arg, call = call
+    )
+  }
+  invisible(x)
+}
+
+# NULL or one positive number (whole when `whole`).
+check_positive_or_null <- function(x, arg, whole, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(invisible(x))
+  }
+  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) && x > 0 && (!whole || x == round(x))
+  if (!ok) {
+    hint <- if (arg == "max_tries") c("i" = "Use {.code max_tries = 1} to send each request only once.") else NULL
+    abort_arg(c("{.arg {arg}} must be {.code NULL} or a positive {if (whole) 'whole ' else ''}number.", hint),
+      class = paste0("tabscreen_error_", arg), arg = arg, call = call)
+  }
+  invisible(x)
+}
+
+check_seed <- function(seed_par, call = rlang::caller_env()) {
+  if (is.null(seed_par)) {
+    return(invisible(NULL))
+  }
+  if (!is.numeric(seed_par) || length(seed_par) != 1 || is.na(seed_par) || seed_par != round(seed_par) ||
+    abs(seed_par) > 2^53) {
+    abort_arg("{.arg seed_par} must be {.code NULL} or a single whole number.",
+      class = "tabscreen_error_seed_par", arg = "seed_par", call = call)
+  }
+  invisible(seed_par)
+}
+
+check_callback <- function(f, arg, call = rlang::caller_env()) {
+  if (is.null(f)) {
+    return(invisible(NULL))
+  }
+  if (!is.function(f)) {
+    abort_arg(c("{.arg {arg}} must be a function or {.code NULL}, not {.obj_type_friendly {f}}.",
+      "i" = "Pass the function itself, e.g. {.code {arg} = my_function}, not the result of calling it."),
+      class = "tabscreen_error_callback", arg = arg, call = call)
+  }
+  fmls <- names(formals(f))
+  if (!is.primitive(f) && length(fmls) == 0) {
+    abort_arg("{.arg {arg}} must be a function of one argument.",
+      class = "tabscreen_error_callback", arg = arg, call = call)
+  }
+  invisible(f)
+}
+
+check_cutoffs <- function(upper, lower, call = rlang::caller_env()) {
+  for (arg in c("incl_cutoff_upper", "incl_cutoff_lower")) {
+    x <- if (arg == "incl_cutoff_upper") upper else lower
+    if (!is.null(x) && (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || x > 1)) {
+      abort_arg("{.arg {arg}} must be {.code NULL} or a single number between 0 and 1.",
+        class = "tabscreen_error_cutoff", arg = arg, call = call)
+    }
+  }
+  if (!is.null(lower) && is.null(upper)) {
+    abort_arg(c("{.arg incl_cutoff_lower} is given without {.arg incl_cutoff_upper}.",
+      "i" = "Records with an inclusion probability between the two cut-offs are flagged {.val Check}; set both."),
+      class = "tabscreen_error_cutoff", arg = "incl_cutoff_lower", call = call)
+  }
+  if (!is.null(lower) && lower > upper) {
+    abort_arg("{.arg incl_cutoff_lower} ({lower}) must not exceed {.arg incl_cutoff_upper} ({upper}).",
+      class = "tabscreen_error_cutoff", arg = "incl_cutoff_lower", call = call)
+  }
+  invisible()
+}
+
+# The effective cut-offs of spec section 3: upper 0.1 by default, lower = upper by default, and the
+# lower one is ignored while the upper one is 0.1 or below.
+effective_cutoffs <- function(upper, lower) {
+  upper <- if (is.null(upper)) 0.1 else upper
+  lower <- if (is.null(lower) || upper <= 0.1) upper else lower
+  list(upper = upper, lower = lower)
+}
+
+# tools: NULL, a list of function tools in the provider's format, or their JSON text.
+# Returns list(tools, tool_choice) as values for the run options.
+check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
+  if (is.null(tools)) {
+    if (!is.null(tool_choice)) {
+      abort_arg(c("{.arg tool_choice} is given without {.arg tools}.",
+        "i" = "The built-in tool is always called; set {.arg tool_choice} only with custom {.arg tools}."),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    return(list(tools = NULL, tool_choice = NULL))
+  }
+  shape <- c("i" = "Give a list of tools, each {.code list(type = \"function\", `function` = list(name = ..., description = ..., parameters = ...))}, or their JSON text.")
+  parsed <- tools
+  if (is.character(tools)) {
+    if (length(tools) != 1 || is.na(tools)) {
+      abort_arg(c("{.arg tools} as JSON must be a single string.", shape),
+        class = "tabscreen_error_tools", arg = "tools", call = call)
+    }
+    parsed <- tryCatch(jsonlite::fromJSON(tools, simplifyVector = FALSE), error = function(e) NULL)
+    if (is.null(parsed)) {
+      abort_arg(c("{.arg tools} is not valid JSON.", shape), class = "tabscreen_error_tools", arg = "tools", call = call)
+    }
+  } else if (!is.list(tools)) {
+    abort_arg(c("{.arg tools} must be a list, not {.obj_type_friendly {tools}}.", shape),
+      class = "tabscreen_error_tools", arg = "tools", call = call)
+  }
+  if (length(parsed) == 0 || !is.null(names(parsed))) {
+    abort_arg(c("{.arg tools} must be an unnamed list of one or more tools.",
+      if (!is.null(names(parsed))) c("i" = "A single tool must be wrapped: {.code tools = list(my_tool)}."), shape),
+      class = "tabscreen_error_tools", arg = "tools", call = call)
+  }
+  names <- vapply(parsed, function(t) {
+    fun <- if (is.list(t)) t[["function"]] else NULL
+    if (is.list(fun) && rlang::is_string(fun$name)) fun$name else NA_character_
+  }, character(1))
+  if (anyNA(names)) {
+    abort_arg(c("Tool{?s} {which(is.na(names))} of {.arg tools} {?has/have} no {.code function$name}.", shape),
+      class = "tabscreen_error_tools", arg = "tools", call = call)
+  }
+  # JSON text parsed without simplification keeps its arrays; an R list needs help with length-one ones
+  value <- if (is.character(tools)) parsed else json_arrays(tools, c("required", "enum"))
+  if (is.null(tool_choice)) {
+    tool_choice <- "auto"
+  } else if (is.character(tool_choice)) {
+    modes <- c("auto", "none", "required")
+    if (length(tool_choice) != 1 || is.na(tool_choice) || !(tool_choice %in% c(modes, names))) {
+      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list.",
+        "i" = "See the provider's documentation of {.field tool_choice}."),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    if (!tool_choice %in% modes) {
+      tool_choice <- list(type = "function", `function` = list(name = tool_choice))
+    }
+  } else if (!is.list(tool_choice)) {
+    abort_arg("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.",
+      class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+  }
+  list(tools = value, tool_choice = tool_choice)
+}
+
+# JSON Schema keywords whose value is always an array: keep them arrays when jsonlite unboxes
+# length-one vectors (required = "decision_llm" must stay ["decision_llm"]).
+json_arrays <- function(x, keys) {
+  if (!is.list(x)) {
+    return(x)
+  }
+  nms <- names(x)
+  for (i in seq_along(x)) {
+    if (!is.null(nms) && nms[i] %in% keys && is.atomic(x[[i]]) && !inherits(x[[i]], "AsIs")) {
+      x[[i]] <- I(x[[i]])
+    } else if (is.list(x[[i]])) {
+      x[[i]] <- json_arrays(x[[i]], keys)
+    }
+  }
+  x
+}
+
+# Arguments in `...` go into the request body. They must be named, once each, and must not set the
+# fields the package sets itself.
+check_extra_body <- function(dots, reserved, call = rlang::caller_env()) {
+  if (length(dots) == 0) {
+    return(structure(list(), names = character()))
+  }
+  nms <- names(dots)
+  if (is.null(nms) || any(is.na(nms) | nms == "")) {
+    abort_arg(c("Every argument in {.arg ...} must be named: they become fields of the request body.",
+      "i" = "E.g. {.code temperature = 0} or {.code max_completion_tokens = 50}."),
+      class = "tabscreen_error_dots", arg = "...", call = call)
+  }
+  dup <- unique(nms[duplicated(nms)])
+  if (length(dup) > 0) {
+    abort_arg("{.arg ...} sets {.field {dup}} more than once.", class = "tabscreen_error_dots", arg = "...", call = call)
+  }
+  clash <- intersect(nms, names(reserved))
+  if (length(clash) > 0) {
+    hints <- unname(reserved[clash])
+    abort_arg(c("{.arg ...} must not set {.field {clash}}: the package sets {?it/them}.",
+      stats::setNames(hints, rep("i", length(hints)))),
+      class = "tabscreen_error_dots", arg = "...", call = call)
+  }
+  dots
+}

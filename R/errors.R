@@ -1,0 +1,42 @@
+# Conditions signalled by tabscreen.
+#
+# Every error of the package inherits from "tabscreen_error". Argument errors add "tabscreen_error_arg"
+# and a specific class per case (e.g. "tabscreen_error_model_unknown"), so callers and tests can tell
+# them apart without matching message text:
+#
+#   tabscreen_error
+#     tabscreen_error_arg            a bad argument, raised before any request is sent
+#       tabscreen_error_data         `data` or its column mappings
+#       tabscreen_error_prompt       `prompt`
+#       tabscreen_error_model_*      `model` (unknown, duplicated, rules of the model)
+#       tabscreen_error_force        a guard of spec section 8 (`force = TRUE` overrides)
+#       ...
+#     tabscreen_error_api_key        no API key
+#     tabscreen_error_auth / _quota  the provider refused the key or the account has no credit
+#     tabscreen_interrupted          the user interrupted a run (the partial result is attached)
+#
+# Warnings inherit from "tabscreen_warning"; deprecations add "tabscreen_warning_deprecated".
+# Messages that `messages = FALSE` silences have the class "tabscreen_message".
+
+# Signal a tabscreen error; `class` is the most specific class (or several, most specific first).
+# `message` is cli markup, interpolated in the caller's frame.
+tabscreen_abort <- function(message, class = NULL, ..., call = rlang::caller_env(), .envir = parent.frame()) {
+  cli::cli_abort(message, class = unique(c(class, "tabscreen_error")), ..., call = call, .envir = .envir)
+}
+
+# An argument error: adds "tabscreen_error_arg" and records the argument's name in the condition.
+abort_arg <- function(message, class = NULL, arg = NULL, ..., call = rlang::caller_env(), .envir = parent.frame()) {
+  tabscreen_abort(message, class = c(class, "tabscreen_error_arg"), arg = arg, ..., call = call, .envir = .envir)
+}
+
+tabscreen_warn <- function(message, class = NULL, ..., .envir = parent.frame()) {
+  cli::cli_warn(message, class = unique(c(class, "tabscreen_warning")), ..., .envir = .envir)
+}
+
+# A message that `messages = FALSE` silences.
+tabscreen_inform <- function(message, messages = TRUE, ..., .envir = parent.frame()) {
+  if (isTRUE(messages)) {
+    cli::cli_inform(message, class = "tabscreen_message", ..., .envir = .envir)
+  }
+  invisible()
+}

@@ -1,0 +1,318 @@
+# The result object (class "llm") and its tables, built from the engine's tables (ARCHITECTURE.md):
+# the answers table (one row per job), the questions table and the run metadata.
+#
+# The tables are assembled in two steps. job_rows() turns engine answers into user-facing rows for
+# answered and failed jobs alike, carrying two internal columns (.record = the record's position in
+# the user's data, .failed). assemble_llm() then splits them into answer_data and error_data and
+# aggregates them. screen_errors() reuses both steps after merging the re-sent jobs.
+
+# The spec section 2.3 columns in their order; which apply depends on the provider and arguments.
+answer_columns <- function(layout) {
+  cols <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
+    if (layout$has_top_p) "top_p", "decision_llm",
+    if (layout$decision_description) "detailed_description", "decision_binary",
+    if (layout$confidence) "confidence",
+    if (layout$token_info) c("prompt_tokens", "completion_tokens"), "submodel",
+    if (layout$time_info) "run_time", "run_date", "n")
+  cols
+}
+
+# The spec section 2.4 columns in their order.
+aggregated_columns <- function(layout) {
+  c("studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+    if (layout$has_top_p) "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num",
+    if (layout$decision_description) "longest_answer", if (layout$confidence) "mean_confidence",
+    "reps", "n_mis_answers", "submodel")
+}
+
+# Every column name the package writes; user columns with these names are left out of the result.
+result_column_names <- function() {
+  all <- list(has_top_p = TRUE, decision_description = TRUE, confidence = TRUE, token_info = TRUE, time_info = TRUE)
+  unique(c(answer_columns(all), aggregated_columns(all)))
+}
+
+# What the result looks like, from the stored arguments.
+result_layout <- function(arg_list) {
+  list(
+    prompts = arg_list$prompt,
+    models = arg_list$model,
+    top_p = arg_list$top_p,
+    has_top_p = !is.null(arg_list$top_p),
+    decision_description = isTRUE(arg_list$decision_description),
+    confidence = isTRUE(arg_list$confidence),
+    token_info = isTRUE(arg_list$token_info),
+    time_info = isTRUE(arg_list$time_info),
+    aggregate = any(arg_list$reps > 1),
+    cutoffs = effective_cutoffs(arg_list$incl_cutoff_upper, arg_list$incl_cutoff_lower)
+  )
+}
+
+# User-facing rows of the jobs in an engine answers table.
+# records: list(index = position in the user's data, studyid, title, abstract, user = data frame of
+# the user's other columns), each indexed by the engine's record number.
+job_rows <- function(answers, questions, records, layout) {
+  rec <- as.integer(answers$record)
+  n <- length(rec)
+  q <- questions$question[match(paste(rec, answers$promptid), paste(questions$record, questions$promptid))]
+  user <- if (ncol(records$user) > 0) as.list(records$user[rec, , drop = FALSE]) else list()
+  failed <- as.logical(answers$failed)
+  failed[is.na(failed)] <- TRUE
+  binary <- as.integer(answers$decision_binary)
+  binary[failed] <- NA_integer_
+  cols <- list(
+    studyid = records$studyid[rec],
+    title = records$title[rec],
+    abstract = records$abstract[rec],
+    promptid = as.integer(answers$promptid),
+    prompt = layout$prompts[answers$promptid],
+    model = as.character(answers$model),
+    iterations = as.numeric(answers$iterations),
+    question = as.character(q),
+    top_p = as.numeric(answers$top_p),
+    decision_llm = as.character(answers$decision_llm),
+    detailed_description = as.character(column_or_na(answers, "detailed_description", NA_character_)),
+    decision_binary = binary,
+    confidence = as.numeric(column_or_na(answers, "confidence", NA_real_)),
+    prompt_tokens = as.integer(answers$prompt_tokens),
+    completion_tokens = as.integer(answers$completion_tokens),
+    submodel = as.character(answers$submodel),
+    run_time = as.numeric(answers$run_time),
+    run_date = as.character(answers$run_date),
+    n = as.integer(answers$n)
+  )
+  cols <- cols[answer_columns(layout)]
+  internal <- list(.record = as.integer(records$index[rec]), .failed = failed)
+  tibble::new_tibble(c(user, cols, internal), nrow = n)
+}
+
+column_or_na <- function(df, name, na) {
+  if (name %in% names(df)) df[[name]] else rep(na, nrow(df))
+}
+
+# Split rows into answer_data / error_data, aggregate, price: the components of an llm object.
+assemble_llm <- function(rows, price_data, run_date, layout, arg_list, run_info, record_ids) {
+  rows <- sort_rows(rows, layout)
+  failed <- rows$.failed
+  answer_data <- strip_internal(rows[!failed, , drop = FALSE], class = "llm_tbl")
+  error_data <- if (any(failed)) strip_internal(rows[failed, , drop = FALSE]) else NULL
+  aggregated <- if (layout$aggregate) aggregated_rows(rows, layout) else NULL
+  price <- if (layout$token_info) price_data else NULL
+  obj <- list(
+    answer_data = answer_data,
+    price_dollar = if (!is.null(price)) sum(price$total_price_dollar) else NULL,
+    price_data = price,
+    run_date = run_date,
+    answer_data_aggregated = aggregated,
+    error_data = error_data
+  )
+  obj <- obj[!vapply(obj, is.null, logical(1))]
+  run_info$answered <- sum(!failed)
+  run_info$failed <- sum(failed)
+  structure(obj, class = c("llm", "list"), arg_list = arg_list, run_info = run_info, record_ids = record_ids)
+}
+
+# The engine's order: prompt, model (the user's order), top_p (the user's order), record, repetition.
+sort_rows <- function(rows, layout) {
+  top_p_order <- if (layout$has_top_p) match(rows$top_p, layout$top_p) else 0L
+  ord <- order(rows$promptid, match(rows$model, layout$models), top_p_order, rows$.record, rows$n)
+  rows[ord, , drop = FALSE]
+}
+
+strip_internal <- function(rows, class = character()) {
+  keep <- setdiff(names(rows), c(".record", ".failed"))
+  out <- as.list(rows)[keep]
+  tibble::new_tibble(out, nrow = nrow(rows), class = class)
+}
+
+# The engine's answers table (the columns aggregate_engine() needs) from user-facing rows.
+engine_answers <- function(rows) {
+  tibble::tibble(
+    record = rows$.record,
+    promptid = rows$promptid,
+    model = rows$model,
+    top_p = if (is.null(rows$top_p)) rep(NA_real_, nrow(rows)) else rows$top_p,
+    iterations = as.integer(rows$iterations),
+    n = rows$n,
+    decision_binary = rows$decision_binary,
+    detailed_description = as.character(column_or_na(rows, "detailed_description", NA_character_)),
+    confidence = as.numeric(column_or_na(rows, "confidence", NA_real_)),
+    submodel = rows$submodel,
+    failed = rows$.failed
+  )
+}
+
+# answer_data_aggregated: one row per record x prompt x model x top_p, aggregated by the engine.
+aggregated_rows <- function(rows, layout) {
+  cut <- layout$cutoffs
+  agg <- aggregate_engine(engine_answers(rows), cut$upper, cut$lower)
+  first <- match(paste(agg$record, agg$promptid), paste(rows$.record, rows$promptid))
+  base <- as.list(rows[first, , drop = FALSE])
+  user <- base[setdiff(names(base), c(result_column_names(), ".record", ".failed"))]
+  cols <- list(
+    studyid = base$studyid,
+    title = base$title,
+    abstract = base$abstract,
+    promptid = as.integer(agg$promptid),
+    prompt = layout$prompts[agg$promptid],
+    model = as.character(agg$model),
+    question = base$question,
+    top_p = as.numeric(agg$top_p),
+    incl_p = as.numeric(agg$incl_p),
+    final_decision_llm = as.character(agg$final_decision_llm),
+    final_decision_llm_num = as.integer(agg$final_decision_llm_num),
+    longest_answer = as.character(column_or_na(agg, "longest_answer", NA_character_)),
+    mean_confidence = as.numeric(column_or_na(agg, "mean_confidence", NA_real_)),
+    reps = as.integer(agg$reps),
+    n_mis_answers = as.integer(agg$n_mis_answers),
+    submodel = as.character(agg$submodel)
+  )
+  out <- tibble::new_tibble(c(user, cols[aggregated_columns(layout)]), nrow = nrow(agg), class = "llm_agg_tbl")
+  attr(out, "incl_cutoff_upper") <- cut$upper
+  attr(out, "incl_cutoff_lower") <- cut$lower
+  out
+}
+
+# price_data of spec section 2.5 from the run metadata's price table.
+price_data_rows <- function(price) {
+  if (is.null(price) || nrow(price) == 0) {
+    return(tibble::tibble(
+      prompt = character(), model = character(), iterations = integer(),
+      input_price_dollar = numeric(), output_price_dollar = numeric(), total_price_dollar = numeric()
+    ))
+  }
+  input <- as.numeric(price$input_price_dollar)
+  output <- as.numeric(price$output_price_dollar)
+  tibble::tibble(
+    prompt = as.character(price$promptid),
+    model = as.character(price$model),
+    iterations = as.integer(price$iterations),
+    input_price_dollar = input,
+    output_price_dollar = output,
+    total_price_dollar = input + output
+  )
+}
+
+# Prices are additive per prompt x model x iterations: add a re-run's prices to the first run's.
+add_prices <- function(old, new) {
+  all <- rbind(old, new)
+  key <- paste(all$prompt, all$model, all$iterations, sep = "\r")
+  keys <- unique(key)
+  first <- match(keys, key)
+  sum_by <- function(x) as.numeric(vapply(keys, function(k) sum(x[key == k]), numeric(1)))
+  tibble::tibble(
+    prompt = all$prompt[first],
+    model = all$model[first],
+    iterations = all$iterations[first],
+    input_price_dollar = sum_by(all$input_price_dollar),
+    output_price_dollar = sum_by(all$output_price_dollar),
+    total_price_dollar = sum_by(all$total_price_dollar)
+  )
+}
+
+#' Print screening results
+#'
+#' A screening returns an object of class `llm` (see [tabscreen_a.tools()]); its tables have classes
+#' `llm_tbl` (`answer_data`) and `llm_agg_tbl` (`answer_data_aggregated`). Their print methods
+#' summarise them at a glance: records, requests, decisions, failures, tokens, price and time.
+#'
+#' @param x An `llm` object, or one of its tables.
+#' @param ... Passed on to the tibble print method.
+#' @return `x`, invisibly.
+#' @name print.llm
+#' @examples
+#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' res <- tabscreen_a.tools(
+#'   filges2015_dat[1:5, ], prompt = "Is this study about functional family therapy?",
+#'   studyid = studyid, title = title, abstract = abstract,
+#'   api_url = fake$url, reps = 2, progress = FALSE, messages = FALSE
+#' )
+#' res
+#' res$answer_data
+#' res$answer_data_aggregated
+#' \dontshow{tabscreen:::example_fake_stop(fake)}
+NULL
+
+#' @rdname print.llm
+#' @export
+print.llm <- function(x, ...) {
+  info <- attr(x, "run_info")
+  args <- attr(x, "arg_list")
+  rows <- rbind_rows(x$answer_data, x$error_data)
+  n_records <- length(unique(rows$studyid))
+  cli::cli_text("{.strong Screening result} ({.cls llm}, provider {toupper(args$provider %||% '?')})")
+  models <- args$model %||% unique(rows$model)
+  prompts <- length(args$prompt %||% unique(rows$promptid))
+  n_jobs <- nrow(rows)
+  n_failed <- nrow(x$error_data %||% data.frame())
+  cli::cli_bullets(c(
+    "*" = "{n_records} record{?s} x {prompts} prompt{?s} x {length(models)} model{?s} ({.val {models}}): {n_jobs} request{?s}.",
+    "*" = "Answered: {n_jobs - n_failed}; failed: {n_failed}.",
+    if (n_failed > 0) c(" " = "See {.field error_data}; re-send the failed requests with {.code screen_errors()}."),
+    "*" = decision_summary(x$answer_data),
+    if (!is.null(x$answer_data_aggregated)) c("*" = aggregated_summary(x$answer_data_aggregated)),
+    if (all(c("prompt_tokens", "completion_tokens") %in% names(rows))) {
+      c("*" = "Tokens: {format_tokens(sum(rows$prompt_tokens, na.rm = TRUE))} prompt, {format_tokens(sum(rows$completion_tokens, na.rm = TRUE))} completion.")
+    },
+    if (!is.null(x$price_dollar)) c("*" = "Price: {format_dollars(x$price_dollar)}."),
+    "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
+  ))
+  cli::cli_text("Components: {.field {names(x)}}.")
+  invisible(x)
+}
+
+#' @rdname print.llm
+#' @export
+print.llm_tbl <- function(x, ...) {
+  cli::cli_text("{.cls llm_tbl}: {nrow(x)} answer{?s}. {decision_summary(x)}")
+  NextMethod()
+  invisible(x)
+}
+
+#' @rdname print.llm
+#' @export
+print.llm_agg_tbl <- function(x, ...) {
+  cli::cli_text("{.cls llm_agg_tbl}: {aggregated_summary(x)}")
+  NextMethod()
+  invisible(x)
+}
+
+decision_summary <- function(answers) {
+  d <- answers$decision_llm
+  if (is.null(d) || length(d) == 0) {
+    return("Decisions: none.")
+  }
+  counts <- c(include = sum(d == "1", na.rm = TRUE), exclude = sum(d == "0", na.rm = TRUE),
+    uncertain = sum(d == "1.1", na.rm = TRUE))
+  other <- length(d) - sum(counts)
+  text <- paste0("Decisions: ", counts[["include"]], " include, ", counts[["exclude"]], " exclude")
+  if (counts[["uncertain"]] > 0) {
+    text <- paste0(text, ", ", counts[["uncertain"]], " uncertain (1.1, counted as include)")
+  }
+  if (other > 0) {
+    text <- paste0(text, ", ", other, " other")
+  }
+  paste0(text, ".")
+}
+
+aggregated_summary <- function(agg) {
+  f <- agg$final_decision_llm
+  if (is.null(f)) {
+    return("Aggregated decisions: none.")
+  }
+  upper <- attr(agg, "incl_cutoff_upper")
+  lower <- attr(agg, "incl_cutoff_lower")
+  cut <- if (!is.null(upper)) paste0(" (cut-offs: upper ", upper, ", lower ", lower, ")") else ""
+  paste0("Aggregated decisions: ", sum(f == "Include", na.rm = TRUE), " Include, ",
+    sum(f == "Check", na.rm = TRUE), " Check, ", sum(f == "Exclude", na.rm = TRUE), " Exclude", cut, ".")
+}
+
+rbind_rows <- function(a, b) {
+  if (is.null(b) || nrow(b) == 0) {
+    return(a)
+  }
+  if (is.null(a) || nrow(a) == 0) {
+    return(b)
+  }
+  tibble::as_tibble(rbind(as.data.frame(a), as.data.frame(b)))
+}
+

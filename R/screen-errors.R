@@ -1,0 +1,139 @@
+#' Re-send the failed requests of a screening
+#'
+#' Sends again exactly the requests of a result's `error_data` (the same record, prompt, model,
+#' `top_p` and repetition), with the arguments of the original call stored in the result's
+#' attribute `arg_list`. The new answers join `answer_data` (with your columns and the original
+#' repetition number `n`), requests that fail again stay in `error_data`, and the aggregated
+#' decisions and the price are recomputed over the whole screening: the price of the new requests
+#' is added to the price of the first run.
+#'
+#' Use it after a run with failures, or to finish a run that was interrupted or stopped: those
+#' errors (classes `tabscreen_interrupted`, `tabscreen_error_auth`, `tabscreen_error_quota`)
+#' carry the partial result in their field `result`, e.g. `rlang::last_error()$result`.
+#'
+#' @param object A result of class `llm`.
+#' @param api_key The API key; by default read from the provider's environment variable
+#'   ([get_api_key()] for provider A).
+#' @param max_tries,max_seconds,is_transient,backoff,after Retry settings for this re-run; `NULL`
+#'   keeps those of the original call (see [tabscreen_a.tools()]).
+#' @param progress,messages `NULL` to keep those of the original call, or `TRUE`/`FALSE`.
+#' @param ... Fields of the request body to set or replace for this re-run (e.g.
+#'   `max_completion_tokens = 300`).
+#' @return The updated `llm` object. With no failed requests, `object` unchanged (with a message).
+#' @export
+#' @examples
+#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' # The local stand-in provider fails every request for one title.
+#' fake$configure(fail_matching = list(list(substring = "Selective Mutism", kind = "500")))
+#' res <- tabscreen_a.tools(
+#'   filges2015_dat[1:5, ], prompt = "Is this study about functional family therapy?",
+#'   studyid = studyid, title = title, abstract = abstract,
+#'   api_url = fake$url, max_tries = 2, progress = FALSE
+#' )
+#' res$error_data
+#'
+#' # Once the cause is gone, send the failed requests again.
+#' fake$configure(fail_matching = list())
+#' res <- screen_errors(res)
+#' res
+#' \dontshow{tabscreen:::example_fake_stop(fake)}
+screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds = NULL, is_transient = NULL,
+                          backoff = NULL, after = NULL, progress = NULL, messages = NULL, ...) {
+  call <- rlang::current_env()
+  if (!inherits(object, "llm")) {
+    abort_arg(c("{.arg object} must be a screening result of class {.cls llm}, not {.obj_type_friendly {object}}."),
+      class = "tabscreen_error_object", arg = "object", call = call)
+  }
+  args <- attr(object, "arg_list")
+  if (is.null(args$run_options)) {
+    abort_arg(c("{.arg object} has no record of the arguments of its screening (attribute {.field arg_list}).",
+      "i" = "Re-screening needs a result made by this package's screening functions."),
+      class = "tabscreen_error_object", arg = "object", call = call)
+  }
+  for (arg in c("progress", "messages")) {
+    value <- get(arg)
+    if (!is.null(value)) {
+      check_flag(value, arg, call = call)
+      args[[arg]] <- value
+    }
+  }
+  errors <- object$error_data
+  if (is.null(errors) || nrow(errors) == 0) {
+    tabscreen_inform(c("i" = "{.arg object} has no failed requests to re-send."), messages = args$messages)
+    return(object)
+  }
+
+  check_positive_or_null(max_tries, "max_tries", whole = TRUE, call = call)
+  check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
+  for (arg in c("is_transient", "backoff", "after")) check_callback(get(arg), arg, call = call)
+  options <- args$run_options
+  for (arg in c("max_tries", "max_seconds", "is_transient", "backoff", "after")) {
+    value <- get(arg)
+    if (!is.null(value)) {
+      args[arg] <- list(value)
+      if (arg %in% names(options)) options[arg] <- list(value)
+    }
+  }
+  dots <- check_extra_body(rlang::list2(...), reserved_body(args$provider), call = call)
+  if (length(dots) > 0) {
+    options$extra_body[names(dots)] <- dots
+    args$dots[names(dots)] <- dots
+  }
+  api_key <- check_api_key(api_key %||% provider_key(args$provider), provider_env_var(args$provider), call = call)
+
+  record_ids <- attr(object, "record_ids") %||% unique(c(object$answer_data$studyid, errors$studyid))
+  ids <- unique(errors$studyid)
+  first <- match(ids, errors$studyid)
+  user <- tibble::as_tibble(as.list(errors[first, , drop = FALSE])[setdiff(names(errors), result_column_names())], .rows = length(ids))
+  records <- list(
+    index = match(ids, record_ids), studyid = ids,
+    title = errors$title[first], abstract = errors$abstract[first], user = user
+  )
+  jobs <- data.frame(
+    record = match(errors$studyid, ids),
+    promptid = errors$promptid,
+    model = errors$model,
+    stringsAsFactors = FALSE
+  )
+  if (!is.null(errors$top_p)) jobs$top_p <- errors$top_p
+  jobs$n <- errors$n
+  options$jobs <- jobs
+  args$run_options$max_tries <- options$max_tries
+  args$run_options$max_seconds <- options$max_seconds
+  args$run_options$extra_body <- options$extra_body
+
+  old <- object$answer_data
+  old$.record <- match(old$studyid, record_ids)
+  old$.failed <- rep(FALSE, nrow(old))
+  merge_into <- list(
+    rows = old, price = object$price_data, run_info = attr(object, "run_info"), run_date = object$run_date
+  )
+  tabscreen_inform(c("i" = "Re-sending {nrow(errors)} failed request{?s}."), messages = args$messages)
+  run_screening(records, options, api_key, args, record_ids, call = call, merge_into = merge_into)
+}
+
+# Append re-run rows to the rows kept from the first run (same columns).
+rbind_job_rows <- function(old, new) {
+  old <- as.data.frame(old, stringsAsFactors = FALSE)[names(new)]
+  out <- rbind(old, as.data.frame(new, stringsAsFactors = FALSE))
+  tibble::new_tibble(as.list(out), nrow = nrow(out))
+}
+
+provider_key <- function(provider) {
+  switch(provider,
+    a = get_api_key(),
+    b = get_api_key_b(),
+    c = get_api_key_c()
+  )
+}
+
+provider_env_var <- function(provider) {
+  paste0("PROVIDER_", toupper(provider), "_API_KEY")
+}
+
+reserved_body <- function(provider) {
+  switch(provider,
+    a = reserved_body_a,
+    c(model = "Use the {.arg model} argument.")
+  )
+}

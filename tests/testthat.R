@@ -1,0 +1,4 @@
+library(testthat)
+library(tabscreen)
+
+test_check("tabscreen")

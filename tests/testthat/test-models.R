@@ -1,0 +1,172 @@
+test_that("the rules table is well formed and covers every priced provider A model", {
+  rules <- tabscreen:::model_rules()
+  expect_s3_class(rules, "data.frame")
+  expect_named(rules, c("provider", "model", "reasoning_values", "tools_need_none", "accepts_reasoning_field",
+    "accepts_verbosity", "top_p_ok", "force_class", "notes"))
+  expect_false(anyDuplicated(rules[c("provider", "model")]) > 0)
+  expect_true(all(rules$force_class %in% c("small_default", "small_old", "large")))
+  expect_equal(rules$model[rules$force_class == "small_default"], "gpt-6-luna")
+  for (col in c("tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok")) {
+    expect_type(rules[[col]], "logical")
+    expect_false(anyNA(rules[[col]]))
+  }
+  values <- unlist(strsplit(rules$reasoning_values[nzchar(rules$reasoning_values)], "|", fixed = TRUE))
+  expect_true(all(values %in% c("none", "minimal", "low", "medium", "high", "xhigh", "max")))
+  # a model that rejects the field has no values
+  expect_true(all(!nzchar(rules$reasoning_values[!rules$accepts_reasoning_field])))
+  a_models <- model_prizes$model[model_prizes$provider == "a"]
+  expect_setequal(rules$model[rules$provider == "a"], a_models)
+  # read once
+  expect_identical(tabscreen:::model_rules(), rules)
+})
+
+test_that("model_prizes holds dated, sourced prices of the three providers", {
+  expect_s3_class(model_prizes, "tbl_df")
+  expect_named(model_prizes, c("provider", "model", "input_per_million", "cached_input_per_million",
+    "output_per_million", "cache_write_5m_per_million", "cache_write_1h_per_million", "price_date", "source", "notes"))
+  expect_setequal(unique(model_prizes$provider), c("a", "b", "c"))
+  expect_type(model_prizes$input_per_million, "double")
+  expect_type(model_prizes$output_per_million, "double")
+  expect_s3_class(model_prizes$price_date, "Date")
+  expect_false(anyNA(model_prizes$input_per_million))
+  expect_false(anyNA(model_prizes$output_per_million))
+  expect_false(anyNA(model_prizes$source))
+  expect_false(anyDuplicated(model_prizes[c("provider", "model")]) > 0)
+  luna <- model_prizes[model_prizes$model == "gpt-6-luna", ]
+  expect_equal(c(luna$input_per_million, luna$cached_input_per_million, luna$output_per_million), c(0.10, 0.01, 0.50))
+  haiku <- model_prizes[model_prizes$model == "claude-haiku-5-5", ]
+  expect_equal(haiku$cache_write_5m_per_million, 0.125)
+  expect_true(all(c("mistral-small-latest", "claude-haiku-5-5", "gpt-6-luna") %in% model_prizes$model))
+})
+
+test_that("filges2015_dat is the 270 screened references", {
+  expect_s3_class(filges2015_dat, "tbl_df")
+  expect_equal(dim(filges2015_dat), c(270L, 6L))
+  expect_named(filges2015_dat, c("author", "eppi_id", "studyid", "title", "abstract", "human_code"))
+  expect_equal(filges2015_dat$studyid, 1:270)
+  expect_equal(sum(is.na(filges2015_dat$abstract)), 28)
+  expect_equal(sum(filges2015_dat$human_code), 90)
+  expect_type(filges2015_dat$eppi_id, "character")
+})
+
+test_that("lookup_models() finds prices and rules, and user prices come first", {
+  m <- tabscreen:::lookup_models(c("gpt-6-luna", "gpt-4o-mini"), "a", custom_model = FALSE)
+  expect_equal(m$model, c("gpt-6-luna", "gpt-4o-mini"))
+  expect_equal(m$price_in, c(0.10, 0.15))
+  expect_equal(m$force_class, c("small_default", "small_old"))
+
+  withr::local_options(tabscreen.model_prizes = data.frame(model = c("my-ft-model", "gpt-6-luna"),
+    input_per_million = c(1, 0.2), output_per_million = c(2, 0.6)))
+  m <- tabscreen:::lookup_models(c("my-ft-model", "gpt-6-luna"), "a", custom_model = FALSE)
+  expect_equal(m$price_in, c(1, 0.2))
+  expect_equal(m$price_out, c(2, 0.6))
+  expect_true(is.na(m$force_class[1])) # no rules: sent as given
+  expect_equal(m$force_class[2], "small_default")
+
+  custom <- tabscreen:::lookup_models("ft:gpt-4o-mini:org::x", "a", custom_model = TRUE)
+  expect_true(is.na(custom$price_in))
+  expect_true(is.na(custom$force_class))
+})
+
+test_that("a bad price option is a classed error", {
+  withr::local_options(tabscreen.model_prizes = "cheap")
+  expect_error(tabscreen:::lookup_models("gpt-6-luna", "a", FALSE), class = "tabscreen_error_model_prizes")
+  withr::local_options(tabscreen.model_prizes = data.frame(model = "m", input_per_million = 1))
+  expect_error(tabscreen:::lookup_models("gpt-6-luna", "a", FALSE), class = "tabscreen_error_model_prizes")
+  withr::local_options(tabscreen.model_prizes = data.frame(model = "m", input_per_million = -1, output_per_million = 1))
+  expect_error(tabscreen:::lookup_models("gpt-6-luna", "a", FALSE), class = "tabscreen_error_model_prizes")
+})
+
+test_that("unknown models get the closest known names", {
+  cnd <- expect_error(tabscreen:::lookup_models("gpt-5.4-nanoo", "a", FALSE), class = "tabscreen_error_model_unknown")
+  expect_match(conditionMessage(cnd), "gpt-5.4-nano", fixed = TRUE)
+  expect_equal(tabscreen:::closest_names("gpt-6-lun", c("gpt-6-luna", "claude-haiku-5-5")), "gpt-6-luna")
+  expect_equal(tabscreen:::closest_names("zzzzzzzzzzzzzzzz", c("gpt-6-luna")), character())
+})
+
+settings_for <- function(model, reasoning_effort = "medium", verbosity = "low", top_p = 1,
+                         given = list(reasoning_effort = FALSE, verbosity = FALSE, top_p = FALSE), custom = FALSE) {
+  m <- tabscreen:::lookup_models(model, "a", custom_model = custom)
+  tabscreen:::model_settings(m, reasoning_effort, verbosity, top_p, given)[[1]]
+}
+
+test_that("reasoning_effort follows each model's rules", {
+  # tools need "none": the default becomes "none"
+  s <- settings_for("gpt-6-luna")
+  expect_equal(s$reasoning_effort, "none")
+  expect_true(s$defaulted_none)
+  expect_true(s$send_top_p)
+  s <- settings_for("gpt-6-luna", "none", given = list(reasoning_effort = TRUE, verbosity = FALSE, top_p = FALSE))
+  expect_equal(s$reasoning_effort, "none")
+  expect_false(s$defaulted_none)
+  expect_error(settings_for("gpt-6-luna", "high", given = list(reasoning_effort = TRUE, verbosity = FALSE, top_p = FALSE)),
+    class = "tabscreen_error_model_reasoning")
+  # older reasoning models take the value
+  s <- settings_for("gpt-5-mini", "low", given = list(reasoning_effort = TRUE, verbosity = FALSE, top_p = FALSE))
+  expect_equal(s$reasoning_effort, "low")
+  expect_false(s$send_top_p)
+  expect_equal(settings_for("gpt-5-mini")$reasoning_effort, "medium")
+  # non-reasoning models get no field
+  s <- settings_for("gpt-4o-mini")
+  expect_null(s$reasoning_effort)
+  expect_null(s$verbosity)
+  expect_true(s$send_top_p)
+  # custom models: only what was given
+  s <- settings_for("my-model", custom = TRUE)
+  expect_null(s$reasoning_effort)
+  expect_null(s$verbosity)
+  expect_false(s$send_top_p)
+  s <- settings_for("my-model", "high", "medium", 0.5, given = list(reasoning_effort = TRUE, verbosity = TRUE, top_p = TRUE), custom = TRUE)
+  expect_equal(s$reasoning_effort, "high")
+  expect_equal(s$verbosity, "medium")
+  expect_true(s$send_top_p)
+})
+
+test_that("each force class has its limit", {
+  check <- function(model, reps, force = FALSE) {
+    tabscreen:::check_force_a(tabscreen:::lookup_models(model, "a", FALSE), reps, force)
+  }
+  # small_default: no repetition limit
+  expect_silent(check("gpt-6-luna", 50))
+  # small_old: at most 10
+  expect_silent(check("gpt-4o-mini", 10))
+  expect_error(check("gpt-4o-mini", 11), class = "tabscreen_error_force")
+  expect_silent(check("gpt-4o-mini", 11, force = TRUE))
+  # large: at most 1
+  expect_silent(check("gpt-6.1-terra", 1))
+  expect_error(check("gpt-6.1-terra", 2), class = "tabscreen_error_force")
+  expect_silent(check("gpt-6.1-terra", 2, force = TRUE))
+  # every rule row has one of the three classes, and each class is tested above
+  rules <- tabscreen:::model_rules()
+  for (i in which(rules$provider == "a")) {
+    limit <- switch(rules$force_class[i], small_default = Inf, small_old = 10, large = 1)
+    if (is.finite(limit)) {
+      expect_error(check(rules$model[i], limit + 1), class = "tabscreen_error_force")
+    }
+    expect_silent(check(rules$model[i], min(limit, 10)))
+  }
+})
+
+test_that("the price estimate counts characters, tool schema and reps", {
+  records <- data.frame(title = c("a b c d", NA), abstract = c(strrep("x", 400), "  "), stringsAsFactors = FALSE)
+  models <- tabscreen:::lookup_models(c("gpt-6-luna", "gpt-4o-mini"), "a", FALSE)
+  settings <- list(list(reasoning_effort = "none"), list(reasoning_effort = NULL))
+  est <- tabscreen:::estimate_price(records, "12345678", models, settings, reps = c(2, 1), n_top_p = 1,
+    decision_description = FALSE)
+  chars <- (7 + 400) + (14 + 14) + 2 * 8 # titles and abstracts ("No information"), prompt per record
+  expect_equal(est$requests, c(4, 2))
+  expect_equal(est$input_tokens, c(2, 1) * (chars / 4 + 2 * 150))
+  expect_equal(est$output_tokens, c(40, 20))
+  expect_equal(est$price, (est$input_tokens * c(0.1, 0.15) + est$output_tokens * c(0.5, 0.6)) / 1e6)
+  dd <- tabscreen:::estimate_price(records, "p", models, settings, c(1, 1), 1, decision_description = TRUE)
+  expect_true(all(dd$output_tokens > c(20, 20)))
+  expect_equal(tabscreen:::completion_allowance("medium", FALSE), 210)
+  expect_equal(tabscreen:::format_dollars(0.000123), "$0.00012")
+  expect_equal(tabscreen:::format_dollars(12.345), "$12.35")
+})
+
+test_that("blank fields follow the engine's rule", {
+  x <- c("text", NA, "", "  \n\t ", "NA", " NA ", "N A", "\u00a0")
+  expect_equal(tabscreen:::is_blank_field(x), c(FALSE, TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE))
+  expect_equal(tabscreen:::field_text(c(" a \n b ", NA)), c("a b", "No information"))
+})

@@ -1,0 +1,446 @@
+# End-to-end runs of tabscreen_a.tools() against the fake provider.
+
+answer_cols <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
+  "top_p", "decision_llm", "decision_binary", "prompt_tokens", "completion_tokens", "submodel",
+  "run_time", "run_date", "n")
+user_cols <- c("author", "eppi_id", "human_code")
+
+test_that("a run with every argument at its default succeeds", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-defaults")
+  fake <- local_fake_provider()
+  recs <- filges2015_dat[c(1, 2, 181), ]
+  expect_message(
+    res <- tabscreen_a.tools(recs, prompt = test_prompt, title = title, abstract = abstract, api_url = fake$url),
+    "reasoning_effort"
+  )
+  expect_s3_class(res, "llm")
+  expect_equal(nrow(res$answer_data), 3)
+  expect_equal(res$answer_data$studyid, 1:3) # generated, although data has a column studyid
+  expect_null(res$error_data)
+  expect_null(res$answer_data_aggregated)
+  body <- request_bodies(fake)[[1]]
+  expect_equal(body$model, "gpt-6-luna")
+  expect_equal(body$reasoning_effort, "none")
+  expect_equal(body$verbosity, "low")
+  expect_equal(body$top_p, 1)
+  expect_equal(body$messages[[1]]$role, "user")
+  expect_equal(fake$stats()$requests_total, 3)
+})
+
+test_that("the components have exactly the spec's columns and classes", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-columns")
+  fake <- local_fake_provider()
+  res <- screen_a(fake)
+  expect_identical(class(res), c("llm", "list"))
+  expect_named(res, c("answer_data", "price_dollar", "price_data", "run_date"))
+
+  ad <- res$answer_data
+  expect_identical(class(ad), c("llm_tbl", "tbl_df", "tbl", "data.frame"))
+  expect_named(ad, c(user_cols, answer_cols))
+  types <- vapply(ad[answer_cols], typeof, character(1))
+  expect_equal(unname(types), c("integer", "character", "character", "integer", "character", "character",
+    "double", "character", "double", "character", "integer", "integer", "integer", "character",
+    "double", "character", "integer"))
+  expect_equal(ad$studyid, test_records()$studyid)
+  expect_equal(ad$title, test_records()$title)
+  expect_equal(ad$abstract, test_records()$abstract) # the user's text, NA included
+  expect_equal(ad$human_code, test_records()$human_code)
+  expect_true(all(ad$decision_llm %in% c("1", "0", "1.1")))
+  expect_equal(ad$decision_binary, as.integer(ad$decision_llm %in% c("1", "1.1")))
+  expect_true(all(ad$n == 1L))
+  expect_true(all(ad$iterations == 1))
+  expect_true(all(ad$prompt == test_prompt))
+  expect_true(all(grepl(test_prompt, ad$question, fixed = TRUE)))
+  expect_true(all(ad$prompt_tokens > 0))
+  expect_match(ad$run_date[1], "^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$")
+  expect_true(all(ad$submodel == "gpt-6-luna-2026-09-22"))
+
+  pd <- res$price_data
+  expect_s3_class(pd, "tbl_df")
+  expect_named(pd, c("prompt", "model", "iterations", "input_price_dollar", "output_price_dollar", "total_price_dollar"))
+  expect_equal(unname(vapply(pd, typeof, character(1))), c("character", "character", "integer", "double", "double", "double"))
+  expect_equal(pd$total_price_dollar, pd$input_price_dollar + pd$output_price_dollar)
+  expect_type(res$price_dollar, "double")
+  expect_equal(res$price_dollar, sum(pd$total_price_dollar))
+  # exact prices, nothing rounded: cached input is priced at its own rate
+  expect_equal(pd$output_price_dollar, sum(ad$completion_tokens) * 0.5 / 1e6)
+  expect_true(pd$input_price_dollar <= sum(ad$prompt_tokens) * 0.1 / 1e6)
+  expect_type(res$run_date, "character")
+
+  args <- attr(res, "arg_list")
+  for (name in c("model", "prompt", "top_p", "rpm", "reps", "tools", "tool_choice", "studyid", "title",
+    "abstract", "max_tries", "max_seconds", "is_transient", "backoff", "after", "dots", "run_options")) {
+    expect_true(name %in% names(args), info = name)
+  }
+  expect_null(args$api_key)
+})
+
+test_that("time_info and token_info drop their columns and the price", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-columns")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, time_info = FALSE, token_info = FALSE)
+  expect_named(res, c("answer_data", "run_date"))
+  expect_named(res$answer_data, c(user_cols, setdiff(answer_cols, c("run_time", "prompt_tokens", "completion_tokens"))))
+})
+
+test_that("blank titles and abstracts reach the model as 'No information' with one message", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-blank")
+  fake <- local_fake_provider()
+  recs <- test_records()
+  recs$abstract[2] <- "   \n "
+  recs$title[3] <- NA
+  expect_true(is.na(recs$abstract[6])) # missing abstracts of the data itself
+  expect_true(is.na(recs$abstract[8]))
+  msgs <- character()
+  res <- withCallingHandlers(
+    screen_a(fake, data = recs, messages = TRUE),
+    message = function(m) {
+      msgs <<- c(msgs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    }
+  )
+  blank <- grep("No information", msgs, value = TRUE)
+  expect_length(blank, 1)
+  expect_match(blank, "4 records")
+  ad <- res$answer_data
+  expect_equal(ad$abstract, recs$abstract)
+  expect_equal(ad$title, recs$title)
+  expect_true(is.na(ad$title[3]))
+  expect_match(ad$question[2], "<abstract>No information</abstract>", fixed = TRUE)
+  expect_match(ad$question[6], "<abstract>No information</abstract>", fixed = TRUE)
+  expect_match(ad$question[3], "<title>No information</title>", fixed = TRUE)
+  expect_false(grepl("No information", ad$question[1], fixed = TRUE))
+})
+
+test_that("studyid keeps the user's values and type, and columns may be named by strings", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-ids")
+  fake <- local_fake_provider()
+  recs <- test_records()
+  names(recs)[names(recs) == "title"] <- "TI"
+  res <- tabscreen_a.tools(recs, test_prompt, studyid = eppi_id, title = "TI", abstract = abstract,
+    api_url = fake$url, progress = FALSE, messages = FALSE)
+  ad <- res$answer_data
+  expect_type(ad$studyid, "character")
+  expect_equal(ad$studyid, recs$eppi_id)
+  expect_equal(ad$title, recs$TI)
+  expect_false(any(c("TI", "eppi_id") %in% names(ad)))
+  expect_true("author" %in% names(ad))
+  col <- "TI"
+  res2 <- tabscreen_a.tools(recs, test_prompt, title = col, abstract = "abstract",
+    api_url = fake$url, progress = FALSE, messages = FALSE)
+  expect_equal(res2$answer_data$title, recs$TI)
+})
+
+test_that("prompts x models x top_p x reps give one row per job, in order", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-grid")
+  fake <- local_fake_provider()
+  prompts <- c(test_prompt, "Is this a randomised trial?")
+  res <- screen_a(fake, prompt = prompts, model = c("gpt-6-luna", "gpt-4o-mini"), reps = c(3, 2),
+    top_p = c(1, 0.5), incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.3)
+  ad <- res$answer_data
+  n_rec <- nrow(test_records())
+  expect_equal(nrow(ad), 2 * n_rec * 2 * (3 + 2))
+  expect_equal(unique(ad$promptid), 1:2)
+  expect_equal(unique(ad$model), c("gpt-6-luna", "gpt-4o-mini"))
+  expect_equal(ad$iterations[ad$model == "gpt-4o-mini"][1], 2)
+  expect_equal(sort(unique(ad$n[ad$model == "gpt-6-luna"])), 1:3)
+  expect_equal(ad$prompt, prompts[ad$promptid])
+  expected_order <- order(ad$promptid, match(ad$model, c("gpt-6-luna", "gpt-4o-mini")),
+    match(ad$top_p, c(1, 0.5)), match(ad$studyid, test_records()$studyid), ad$n)
+  expect_equal(expected_order, seq_len(nrow(ad)))
+  # gpt-4o-mini: no reasoning field; gpt-6-luna: "none"
+  bodies <- request_bodies(fake)
+  for (b in bodies) {
+    if (b$model == "gpt-4o-mini") {
+      expect_null(b$reasoning_effort)
+      expect_null(b$verbosity)
+    } else {
+      expect_equal(b$reasoning_effort, "none")
+    }
+  }
+  expect_setequal(unique(vapply(bodies, function(b) b$top_p, numeric(1))), c(1, 0.5))
+
+  agg <- res$answer_data_aggregated
+  expect_identical(class(agg), c("llm_agg_tbl", "tbl_df", "tbl", "data.frame"))
+  expect_named(agg, c(user_cols, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+    "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num", "reps", "n_mis_answers", "submodel"))
+  expect_equal(nrow(agg), 2 * n_rec * 2 * 2)
+  expect_equal(nrow(unique(agg[c("studyid", "promptid", "model", "top_p")])), nrow(agg))
+  expect_equal(attr(agg, "incl_cutoff_upper"), 0.5)
+  expect_equal(attr(agg, "incl_cutoff_lower"), 0.3)
+  expect_type(agg$incl_p, "double")
+  expect_type(agg$final_decision_llm_num, "integer")
+  expect_type(agg$reps, "integer")
+  expect_type(agg$n_mis_answers, "integer")
+  expect_equal(agg$reps, ifelse(agg$model == "gpt-6-luna", 3L, 2L))
+  expect_true(all(agg$final_decision_llm %in% c("Include", "Check", "Exclude")))
+  expect_equal(agg$final_decision_llm_num, as.integer(agg$final_decision_llm != "Exclude"))
+  # incl_p recomputed from the answers
+  key <- paste(ad$studyid, ad$promptid, ad$model, ad$top_p)
+  incl <- tapply(ad$decision_binary, key, mean)
+  expect_equal(as.vector(incl[paste(agg$studyid, agg$promptid, agg$model, agg$top_p)]), agg$incl_p)
+  expect_equal(nrow(res$price_data), 2 * 2)
+})
+
+test_that("decision_description adds the description and the longest answer", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-dd")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, reps = 3, decision_description = TRUE)
+  expect_equal(names(res$answer_data)[match("decision_llm", names(res$answer_data)) + 1], "detailed_description")
+  expect_type(res$answer_data$detailed_description, "character")
+  expect_true("longest_answer" %in% names(res$answer_data_aggregated))
+  expect_equal(names(res$answer_data_aggregated)[match("final_decision_llm_num", names(res$answer_data_aggregated)) + 1],
+    "longest_answer")
+  props <- request_bodies(fake)[[1]]$tools[[1]]$`function`$parameters$properties
+  expect_true("detailed_description" %in% names(props))
+})
+
+test_that("overinclusive = FALSE allows only 1 and 0", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-binary")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, overinclusive = FALSE, reps = 2)
+  expect_true(all(res$answer_data$decision_llm %in% c("1", "0")))
+  enum <- request_bodies(fake)[[1]]$tools[[1]]$`function`$parameters$properties$decision_llm$enum
+  expect_setequal(unlist(enum), c("1", "0"))
+})
+
+test_that("custom tools, tool_choice and extra body fields are sent", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tools")
+  fake <- local_fake_provider()
+  tool <- list(type = "function", `function` = list(
+    name = "screening_decision", description = "Record the decision.",
+    parameters = list(type = "object", properties = list(decision_llm = list(type = "string", enum = c("1", "0"))),
+      required = "decision_llm", additionalProperties = FALSE)
+  ))
+  res <- screen_a(fake, tools = list(tool), tool_choice = "screening_decision", temperature = 0)
+  expect_true(all(res$answer_data$decision_llm %in% c("1", "0")))
+  body <- request_bodies(fake)[[1]]
+  expect_equal(body$tools[[1]]$`function`$name, "screening_decision")
+  expect_equal(body$tools[[1]]$`function`$parameters$required, list("decision_llm"))
+  expect_equal(body$tool_choice$`function`$name, "screening_decision")
+  expect_equal(body$temperature, 0)
+
+  json <- '[{"type":"function","function":{"name":"pick","parameters":{"type":"object","properties":{"choice":{"type":"string","enum":["1","0"]}},"required":["choice"],"additionalProperties":false}}}]'
+  res <- screen_a(fake, tools = json)
+  expect_true(all(res$answer_data$decision_llm %in% c("1", "0")))
+  body <- request_bodies(fake)[[length(request_bodies(fake))]]
+  expect_equal(body$tool_choice, "auto")
+})
+
+test_that("custom and user-priced models are sent as given", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-custom")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, model = "ft:gpt-4o-mini:acme::abc123", custom_model = TRUE)
+  expect_true(is.na(res$price_dollar))
+  expect_true(is.na(res$price_data$total_price_dollar))
+  body <- request_bodies(fake)[[1]]
+  expect_equal(body$model, "ft:gpt-4o-mini:acme::abc123")
+  expect_null(body$reasoning_effort)
+  expect_null(body$verbosity)
+  expect_null(body$top_p)
+
+  expect_warning(res <- screen_a(fake, model = "my-local-model", fine_tuned = TRUE, reasoning_effort = "high"),
+    class = "tabscreen_warning_deprecated")
+  expect_equal(request_bodies(fake)[[length(request_bodies(fake))]]$reasoning_effort, "high")
+
+  withr::local_options(tabscreen.model_prizes = data.frame(model = "my-local-model", input_per_million = 1,
+    output_per_million = 2))
+  res <- screen_a(fake, model = "my-local-model")
+  expect_equal(res$price_dollar, (sum(res$answer_data$prompt_tokens) * 1 + sum(res$answer_data$completion_tokens) * 2) / 1e6)
+})
+
+test_that("transient faults are retried", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-retry")
+  fake <- local_fake_provider(retry_after_ms = 10)
+  fake$configure(fail_first_n = list(kind = "500", n = 3))
+  res <- screen_a(fake, backoff = function(attempts) 0.01)
+  expect_null(res$error_data)
+  expect_equal(nrow(res$answer_data), nrow(test_records()))
+  expect_equal(fake$stats()$by_status[["500"]], 3)
+  fake$configure(fail_first_n = list(kind = "429", n = 2))
+  res <- screen_a(fake)
+  expect_null(res$error_data)
+  expect_equal(fake$stats()$by_status[["429"]], 2)
+})
+
+test_that("failures land in error_data and screen_errors() recovers them", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-errors")
+  fake <- local_fake_provider()
+  recs <- test_records()
+  fake$configure(fail_matching = list(list(substring = recs$title[2], kind = "500"),
+    list(substring = recs$title[6], kind = "bad_enum")))
+  res <- screen_a(fake, reps = 3, max_tries = 1, incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.2)
+  ed <- res$error_data
+  expect_s3_class(ed, "tbl_df")
+  expect_named(ed, names(res$answer_data))
+  expect_equal(sum(ed$studyid == recs$studyid[2]), 3)
+  expect_equal(sum(ed$studyid == recs$studyid[6]), 3)
+  expect_true(all(is.na(ed$decision_binary)))
+  expect_equal(nrow(res$answer_data) + nrow(ed), nrow(recs) * 3)
+  agg <- res$answer_data_aggregated
+  expect_equal(nrow(agg), nrow(recs))
+  all_failed <- agg[agg$studyid == recs$studyid[2], ]
+  expect_true(is.na(all_failed$incl_p))
+  expect_equal(all_failed$final_decision_llm, "Check")
+  expect_equal(all_failed$n_mis_answers, 3L)
+  expect_equal(agg$n_mis_answers[agg$studyid == recs$studyid[6]], 3L)
+  # the malformed answers were billed: their tokens count in the price
+  expect_true(all(ed$prompt_tokens[ed$studyid == recs$studyid[6]] > 0))
+  billed <- sum(c(res$answer_data$prompt_tokens, ed$prompt_tokens), na.rm = TRUE)
+  expect_equal(res$price_data$input_price_dollar, billed * 0.1 / 1e6)
+  first_price <- res$price_dollar
+  tokens_answered <- sum(res$answer_data$prompt_tokens)
+
+  expect_message(print(res), "screen_errors")
+  fake$configure(fail_matching = list())
+  sent_before <- fake$stats()$valid
+  fixed <- screen_errors(res, messages = FALSE)
+  expect_s3_class(fixed, "llm")
+  expect_null(fixed$error_data)
+  ad <- fixed$answer_data
+  expect_identical(class(ad), c("llm_tbl", "tbl_df", "tbl", "data.frame"))
+  expect_equal(nrow(ad), nrow(recs) * 3)
+  expect_named(ad, names(res$answer_data))
+  expect_equal(sort(ad$n[ad$studyid == recs$studyid[2]]), 1:3)
+  expect_equal(ad$human_code[ad$studyid == recs$studyid[2]], rep(recs$human_code[2], 3))
+  expected_order <- order(match(ad$studyid, recs$studyid), ad$n)
+  expect_equal(expected_order, seq_len(nrow(ad)))
+  expect_equal(nrow(ad[c("studyid", "n")]), nrow(unique(ad[c("studyid", "n")])))
+  agg2 <- fixed$answer_data_aggregated
+  expect_equal(nrow(agg2), nrow(recs))
+  expect_true(all(agg2$n_mis_answers == 0L))
+  expect_false(anyNA(agg2$incl_p))
+  expect_equal(attr(agg2, "incl_cutoff_upper"), 0.5)
+  expect_equal(attr(agg2, "incl_cutoff_lower"), 0.2)
+  expect_true(fixed$price_dollar > first_price)
+  expect_equal(nrow(fixed$price_data), 1)
+  # only the 6 failed jobs were sent again
+  expect_equal(fake$stats()$valid - sent_before, 6)
+  # nothing left to do
+  expect_message(again <- screen_errors(fixed, messages = TRUE), "no failed requests")
+  expect_identical(again, fixed)
+})
+
+test_that("requests that fail again stay in error_data", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-errors")
+  fake <- local_fake_provider()
+  recs <- test_records()
+  fake$configure(fail_matching = list(list(substring = recs$title[1], kind = "500")))
+  res <- screen_a(fake, max_tries = 1)
+  res2 <- screen_errors(res, max_tries = 1, messages = FALSE)
+  expect_equal(nrow(res2$error_data), 1)
+  expect_equal(res2$error_data$studyid, recs$studyid[1])
+  expect_equal(nrow(res2$answer_data), nrow(recs) - 1)
+  expect_equal(attr(res2, "arg_list")$max_tries, 1)
+})
+
+test_that("the key never appears in the result or its print", {
+  key <- "sk-test-SECRET-a1b2c3d4e5f6"
+  withr::local_envvar(PROVIDER_A_API_KEY = key)
+  fake <- local_fake_provider()
+  fake$configure(fail_matching = list(list(substring = test_records()$title[1], kind = "500")))
+  res <- screen_a(fake, reps = 2, max_tries = 1)
+  expect_false(is.null(res$error_data))
+  expect_false(length(grepRaw(key, serialize(res, NULL), fixed = TRUE)) > 0)
+  capture_all <- function(expr) {
+    out <- NULL
+    msg <- capture.output(out <- capture.output(expr), type = "message")
+    c(msg, out)
+  }
+  printed <- c(capture_all(print(res)), capture_all(print(res$answer_data)),
+    capture_all(print(res$answer_data_aggregated)), capture_all(print(res$error_data)),
+    capture_all(str(unclass(res))), capture_all(print(attr(res, "arg_list"))))
+  expect_false(any(grepl(key, printed, fixed = TRUE)))
+  res2 <- screen_errors(res, max_tries = 1, messages = FALSE)
+  expect_false(length(grepRaw(key, serialize(res2, NULL), fixed = TRUE)) > 0)
+  # an explicit key is not stored either
+  res3 <- screen_a(fake, api_key = "sk-explicit-KEY-zz99", max_tries = 1)
+  expect_false(length(grepRaw("sk-explicit-KEY-zz99", serialize(res3, NULL), fixed = TRUE)) > 0)
+})
+
+test_that("an exhausted quota or a refused key stops the run with the partial result", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-quota")
+  fake <- local_fake_provider()
+  fake$configure(fail_matching = list(list(substring = test_records()$title[3], kind = "quota")))
+  cnd <- expect_error(screen_a(fake), class = "tabscreen_error_quota")
+  expect_s3_class(cnd, "tabscreen_error")
+  expect_s3_class(cnd$result, "llm")
+  expect_false(is.null(cnd$result$error_data))
+  expect_equal(nrow(cnd$result$answer_data) + nrow(cnd$result$error_data), nrow(test_records()))
+
+  fake$configure(fail_matching = list(), invalid_keys = "sk-test-revoked")
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-revoked")
+  cnd <- expect_error(screen_a(fake), class = "tabscreen_error_auth")
+  expect_s3_class(cnd$result, "llm")
+  expect_equal(nrow(cnd$result$error_data), nrow(test_records()))
+  expect_equal(nrow(cnd$result$answer_data), 0)
+  expect_no_error(capture.output(capture.output(print(cnd$result)), type = "message"))
+  # with a good key the run is finished
+  done <- screen_errors(cnd$result, api_key = "sk-test-good", messages = FALSE)
+  expect_null(done$error_data)
+  expect_equal(nrow(done$answer_data), nrow(test_records()))
+})
+
+test_that("an interrupted run signals tabscreen_interrupted with the partial result", {
+  obj <- structure(list(answer_data = tibble::tibble()), class = c("llm", "list"),
+    run_info = list(answered = 3, failed = 5), arg_list = list(messages = FALSE))
+  cnd <- expect_error(tabscreen:::finish_run(obj, list(state = "cancelled"), call = NULL),
+    class = "tabscreen_interrupted")
+  expect_s3_class(cnd, "tabscreen_error")
+  expect_identical(cnd$result, obj)
+  expect_match(conditionMessage(cnd), "3 answers", fixed = TRUE)
+  expect_match(conditionMessage(cnd), "screen_errors", fixed = TRUE)
+  cnd <- expect_error(tabscreen:::finish_run(obj, list(state = "stopped",
+    stop = list(class = "tabscreen_error_quota", message = "no credit")), call = NULL),
+    class = "tabscreen_error_quota")
+  expect_identical(cnd$result, obj)
+  expect_identical(tabscreen:::finish_run(obj, list(state = "done"), call = NULL), obj)
+})
+
+test_that("print methods summarise and return the object invisibly", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-print")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, reps = 2)
+  printed <- function(x) {
+    out <- NULL
+    msg <- capture.output(out <- capture.output(vis <- withVisible(print(x))), type = "message")
+    list(text = c(msg, out), visible = vis$visible, value = vis$value)
+  }
+  p <- printed(res)
+  expect_false(p$visible)
+  expect_identical(p$value, res)
+  expect_true(any(grepl("8 records", p$text)))
+  expect_true(any(grepl("16 requests", p$text)))
+  expect_true(any(grepl("Price", p$text)))
+  p <- printed(res$answer_data)
+  expect_false(p$visible)
+  expect_identical(p$value, res$answer_data)
+  expect_true(any(grepl("llm_tbl", p$text)))
+  expect_true(any(grepl("A tibble: 16", p$text)))
+  p <- printed(res$answer_data_aggregated)
+  expect_false(p$visible)
+  expect_true(any(grepl("Aggregated decisions", p$text)))
+  # a subset still prints
+  p <- printed(res$answer_data[1:2, c("studyid", "decision_llm")])
+  expect_true(any(grepl("studyid", p$text)))
+})
+
+test_that("rate_limits_per_minute() reads the rate-limit headers", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-limits")
+  fake <- local_fake_provider(rpm = 600, tpm = 200000)
+  lim <- rate_limits_per_minute(c("gpt-6-luna", "gpt-4o-mini"), api_url = fake$url)
+  expect_s3_class(lim, "tbl_df")
+  expect_named(lim, c("model", "requests_per_minute", "tokens_per_minute", "remaining_requests",
+    "remaining_tokens", "reset_requests", "reset_tokens"))
+  expect_equal(lim$model, c("gpt-6-luna", "gpt-4o-mini"))
+  expect_equal(lim$requests_per_minute, c(600, 600))
+  expect_equal(lim$tokens_per_minute, c(200000, 200000))
+  bodies <- request_bodies(fake)
+  expect_equal(bodies[[1]]$reasoning_effort, "none")
+  expect_null(bodies[[2]]$reasoning_effort)
+  expect_error(rate_limits_per_minute(AI_tool = "b", api_url = fake$url), class = "tabscreen_error_ai_tool")
+  fake$configure(invalid_keys = "sk-bad")
+  expect_error(rate_limits_per_minute(api_key = "sk-bad", api_url = fake$url), class = "tabscreen_error_auth")
+  withr::local_envvar(PROVIDER_A_API_KEY = NA)
+  expect_error(rate_limits_per_minute(api_url = fake$url), class = "tabscreen_error_api_key")
+})
