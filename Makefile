@@ -19,8 +19,8 @@ install: deps
 	R CMD INSTALL --no-test-load --library=$(R_LIB) . >/tmp/tabscreen-install.log 2>&1 || { cat /tmp/tabscreen-install.log; exit 1; }
 	@echo "tabscreen installed into $(R_LIB)"
 
-docs: deps
-	Rscript -e 'roxygen2::roxygenise(roclets = c("rd", "namespace"))'
+docs: install
+	Rscript -e 'roxygen2::roxygenise(roclets = c("rd", "namespace"), load_code = roxygen2::load_installed)'
 
 test: deps test-go install test-r check
 

@@ -193,3 +193,25 @@ go_is_transient <- function(resp) {
   abort_on_go_error(out, rlang::caller_env())
   out$transient
 }
+
+# The concurrency cap: option tabscreen.max_active, else a default the engine derives from rpm
+# (about two seconds of requests in flight, between 4 and 256).
+engine_max_active <- function() {
+  n <- getOption("tabscreen.max_active", 0L)
+  if (!is.numeric(n) || length(n) != 1 || is.na(n) || n < 0) {
+    rlang::abort("Option `tabscreen.max_active` must be a single non-negative number (0 for the default).",
+                 class = c("tabscreen_error_option", "tabscreen_error"))
+  }
+  as.integer(n)
+}
+
+# The timeout of one request, in seconds: option tabscreen.timeout, default 120. A screening answer
+# takes seconds; a request that hangs is given up and retried rather than holding a slot for long.
+engine_timeout <- function() {
+  s <- getOption("tabscreen.timeout", 120)
+  if (!is.numeric(s) || length(s) != 1 || is.na(s) || s <= 0) {
+    rlang::abort("Option `tabscreen.timeout` must be a single positive number of seconds.",
+                 class = c("tabscreen_error_option", "tabscreen_error"))
+  }
+  as.numeric(s)
+}

@@ -98,6 +98,16 @@
 #' `tabscreen_error_force` (a safety limit). A missing key is an error of class
 #' `tabscreen_error_api_key`, raised after all the other checks.
 #'
+#' @section Speed and options:
+#' The requests run concurrently in the Go engine, paced by one limiter for `rpm` (one per model
+#' when `rpm` gives a value per model) so that no one-second window gets more than `rpm / 60`
+#' requests, and held back as a whole when the provider answers 429 with a wait. Two options tune
+#' the engine:
+#' * `options(tabscreen.max_active = n)`: the most requests in flight at once (default: about two
+#'   seconds of requests at the full `rpm`, between 4 and 256).
+#' * `options(tabscreen.timeout = s)`: the seconds one request may take before it is given up and,
+#'   if tries are left, retried (default 120).
+#'
 #' The sibling function `tabscreen_a.original` of the specification (the old `functions` interface)
 #' is not part of this package.
 #'
@@ -136,8 +146,9 @@
 #'   [rate_limits_per_minute()].
 #' @param reps How many times each question is asked (one value, or one per model). 10 is
 #'   recommended for the cheap small models.
-#' @param seed_par `NULL` or a whole number that seeds the engine's random numbers (the jitter of
-#'   the back-off). It is not sent to the provider; pass `seed = ` through `...` for that.
+#' @param seed_par `NULL` or a whole number. It is sent as the request's `seed` (repetition `n`
+#'   gets `seed_par + n - 1`, so that repetitions are not copies of each other) and seeds the
+#'   engine's own random numbers (the jitter of the back-off).
 #' @param progress If `TRUE`, show a progress bar.
 #' @param decision_description If `TRUE`, the model also explains each decision
 #'   (`detailed_description`, and `longest_answer` when aggregated). This raises the cost
@@ -276,6 +287,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   check_prompt(prompt, call = call)
   check_model_names(model, call = call)
   reps <- check_per_model(reps, "reps", model, whole = TRUE, call = call)
+  rpm_shared <- length(rpm) == 1 # one limiter for every model, as the provider counts per key
   rpm <- check_per_model(rpm, "rpm", model, whole = FALSE, call = call)
   top_p <- check_top_p(top_p, call = call)
   check_role(role, call = call)
@@ -317,6 +329,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
     api_url = api_url,
     prompts = I(prompt),
     models = model_options(models, settings, reps, rpm),
+    rpm = if (rpm_shared) rpm[[1]] else NULL,
     top_p = I(top_p),
     role = role,
     tools = tool_spec$tools,
@@ -326,8 +339,8 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
     seed = seed_par,
     max_tries = max_tries,
     max_seconds = max_seconds,
-    max_active = 0L,
-    timeout_seconds = 600,
+    max_active = engine_max_active(),
+    timeout_seconds = engine_timeout(),
     jobs = NULL
   )
   arg_list <- list(

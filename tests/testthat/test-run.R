@@ -158,3 +158,12 @@ test_that("profiling with Rprof() during a screening does not corrupt Go's heap"
   )
   expect_equal(answers, 6000)
 })
+
+test_that("one rpm for several models is one limit shared by all of them", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-rpm")
+  fake <- local_fake_provider()
+  res <- screen_small(fake, n = 30, model = c("gpt-6-luna", "gpt-5.6-luna"), rpm = 1200)
+  expect_equal(nrow(res$answer_data), 60)
+  # 1200 rpm is 20 per second for the two models together; a limiter each would allow 40.
+  expect_lte(fake$stats()$max_requests_1s, 20)
+})
