@@ -167,3 +167,19 @@ test_that("one rpm for several models is one limit shared by all of them", {
   # 1200 rpm is 20 per second for the two models together; a limiter each would allow 40.
   expect_lte(fake$stats()$max_requests_1s, 20)
 })
+
+test_that("every kind of transient fault is retried to an answer", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-faults")
+  withr::local_options(tabscreen.timeout = 1)
+  fake <- local_fake_provider(retry_after_ms = 5)
+  kinds <- c("429", "500", "502", "503", "504", "hang", "drop", "malformed", "no_tool", "bad_args", "bad_enum")
+  for (kind in kinds) {
+    fake$reset()
+    fake$configure(fail_first_n = list(kind = kind, n = 1))
+    res <- screen_small(fake, n = 1, backoff = function(attempts) 0.01)
+    expect_null(res$error_data, label = kind)
+    expect_equal(res$answer_data$decision_binary %in% c(0L, 1L), TRUE, label = kind)
+    expect_equal(fake$stats()$by_fault[[kind]], 1, label = kind)
+    expect_equal(fake$stats()$answered, 1, label = kind)
+  }
+})
