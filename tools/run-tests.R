@@ -1,7 +1,7 @@
 # Runs the R tests against the installed package and ends with a plain "N passed, N failed" line.
 library(testthat)
 res <- as.data.frame(test_dir("tests/testthat", package = "tabscreen", load_package = "installed",
-                              reporter = ProgressReporter$new(show_praise = FALSE), stop_on_failure = FALSE))
+                              reporter = SummaryReporter$new(show_praise = FALSE), stop_on_failure = FALSE))
 failed <- sum(res$failed) + sum(res$error)
 passed <- sum(res$passed)
 cat(sprintf("\ntestthat: %d passed, %d failed, %d skipped\n", passed, failed, sum(res$skipped)))

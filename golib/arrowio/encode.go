@@ -3,6 +3,7 @@ package arrowio
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -19,13 +20,31 @@ func Encode(t *Table) ([]byte, error) {
 
 // EncodeWithAllocator is Encode with an explicit allocator for arrow-go's
 // buffers (tests pass a memory.CheckedAllocator).
-func EncodeWithAllocator(t *Table, mem memory.Allocator) (out []byte, err error) {
+func EncodeWithAllocator(t *Table, mem memory.Allocator) ([]byte, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	var buf bytes.Buffer
+	buf.Grow(SizeHint(t))
+	if err := encodeTo(t, &buf, mem); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// EncodeTo writes the stream of Encode to w, so that a caller can place it
+// where it is needed (C memory, for one copy fewer) instead of in a Go slice.
+func EncodeTo(t *Table, w io.Writer) error {
+	return encodeTo(t, w, memory.DefaultAllocator)
+}
+
+func encodeTo(t *Table, out io.Writer, mem memory.Allocator) (err error) {
+	if err := t.Validate(); err != nil {
+		return err
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("arrowio: encode: %v", r)
+			err = fmt.Errorf("arrowio: encode: %v", r)
 		}
 	}()
 
@@ -40,7 +59,7 @@ func EncodeWithAllocator(t *Table, mem memory.Allocator) (out []byte, err error)
 		c := &t.Columns[i]
 		a, dt, err := buildArray(c, mem)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		arrs = append(arrs, a)
 		fields[i] = arrow.Field{Name: c.Name, Type: dt, Nullable: true}
@@ -49,17 +68,15 @@ func EncodeWithAllocator(t *Table, mem memory.Allocator) (out []byte, err error)
 	rec := array.NewRecord(schema, arrs, int64(t.NumRows))
 	defer rec.Release()
 
-	var buf bytes.Buffer
-	buf.Grow(sizeHint(t))
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	w := ipc.NewWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err := w.Write(rec); err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("arrowio: encode: %w", err)
+		return fmt.Errorf("arrowio: encode: %w", err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("arrowio: encode: %w", err)
+		return fmt.Errorf("arrowio: encode: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 func buildArray(c *Column, mem memory.Allocator) (arrow.Array, arrow.DataType, error) {
@@ -106,9 +123,9 @@ func buildArray(c *Column, mem memory.Allocator) (arrow.Array, arrow.DataType, e
 	return nil, nil, fmt.Errorf("arrowio: column %q has invalid kind %d", c.Name, uint8(c.Kind))
 }
 
-// sizeHint estimates the stream size so that the output buffer is allocated
+// SizeHint estimates the stream size so that the output buffer is allocated
 // once (growing a 150 MB bytes.Buffer by doubling costs more than the encoding).
-func sizeHint(t *Table) int {
+func SizeHint(t *Table) int {
 	n := 1024 + 256*len(t.Columns)
 	rows := t.NumRows
 	for i := range t.Columns {

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unsafe"
+
+	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
 // cJSON marshals v into a malloc'ed NUL-terminated string.
@@ -35,15 +37,6 @@ func cError(class string, err error) *C.char {
 	return cJSON(abiError(class, err.Error()))
 }
 
-// cBytes copies b into a malloc'ed buffer and stores its address and length in the out pointers.
-func cBytes(b []byte, out *unsafe.Pointer, outLen *C.size_t) {
-	p := C.malloc(C.size_t(max(len(b), 1)))
-	if len(b) > 0 {
-		C.memcpy(p, unsafe.Pointer(&b[0]), C.size_t(len(b)))
-	}
-	*out, *outLen = p, C.size_t(len(b))
-}
-
 // goBytes copies a C buffer so that Go never keeps a pointer into memory R owns.
 func goBytes(p unsafe.Pointer, n C.size_t) []byte {
 	if p == nil || n == 0 {
@@ -60,4 +53,54 @@ func recovered(result **C.char) {
 	if r := recover(); r != nil {
 		*result = cError("tabscreen_error_internal", fmt.Errorf("internal error in the Go core: %v", r))
 	}
+}
+
+// cBuffer is an io.Writer into C memory, so that an encoded table lands where C takes it without
+// first being a Go slice that is then copied.
+type cBuffer struct {
+	p        unsafe.Pointer
+	len, cap int
+}
+
+func newCBuffer(capacity int) *cBuffer {
+	capacity = max(capacity, 64)
+	return &cBuffer{p: C.malloc(C.size_t(capacity)), cap: capacity}
+}
+
+func (b *cBuffer) Write(data []byte) (int, error) {
+	if need := b.len + len(data); need > b.cap {
+		newCap := max(need, 2*b.cap)
+		p := C.realloc(b.p, C.size_t(newCap))
+		if p == nil {
+			return 0, fmt.Errorf("out of memory for a %d-byte buffer", newCap)
+		}
+		b.p, b.cap = p, newCap
+	}
+	if len(data) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Add(b.p, b.len)), len(data)), data)
+		b.len += len(data)
+	}
+	return len(data), nil
+}
+
+func (b *cBuffer) free() {
+	C.free(b.p)
+	b.p, b.len, b.cap = nil, 0, 0
+}
+
+// bytes views the buffer's content (valid until free).
+func (b *cBuffer) bytes() []byte { return unsafe.Slice((*byte)(b.p), b.len) }
+
+// cTable encodes t straight into C memory and hands it over through the out pointers.
+func cTable(t *arrowio.Table, out *unsafe.Pointer, outLen *C.size_t) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	b := newCBuffer(arrowio.SizeHint(t))
+	if err := arrowio.EncodeTo(t, b); err != nil {
+		b.free()
+		return err
+	}
+	*out, *outLen = b.p, C.size_t(b.len)
+	return nil
 }

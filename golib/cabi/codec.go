@@ -6,18 +6,19 @@ package main
 import "C"
 
 import (
+	"io"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
-// roundTrip decodes an IPC stream with arrowio and encodes the table again.
-func roundTrip(in []byte) ([]byte, error) {
+// roundTrip decodes an IPC stream with arrowio and encodes the table again into w.
+func roundTrip(in []byte, w io.Writer) error {
 	t, err := arrowio.Decode(in)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return arrowio.Encode(t)
+	return arrowio.EncodeTo(t, w)
 }
 
 // TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out,
@@ -40,11 +41,12 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 	if inLen > 0 {
 		inBytes = unsafe.Slice((*byte)(in), int(inLen))
 	}
-	b, err := roundTrip(inBytes)
-	if err != nil {
+	b := newCBuffer(len(inBytes))
+	if err := roundTrip(inBytes, b); err != nil {
+		b.free()
 		return cError("tabscreen_error_ipc", err)
 	}
-	cBytes(b, out, outLen)
+	*out, *outLen = b.p, C.size_t(b.len)
 	return C.CString("{}")
 }
 

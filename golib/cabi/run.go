@@ -120,21 +120,18 @@ func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t
 		return cError("tabscreen_error_handle", err)
 	}
 	run.Wait()
-	a, err := arrowio.Encode(run.Answers())
-	if err != nil {
+	if err := cTable(run.Answers(), answers, answersLen); err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
-	q, err := arrowio.Encode(run.Questions())
-	if err != nil {
+	if err := cTable(run.Questions(), questions, questionsLen); err != nil {
+		C.free(*answers)
+		*answers, *answersLen = nil, 0
 		return cError("tabscreen_error_ipc", err)
 	}
 	summary := run.Summarise()
 	runsMu.Lock()
 	delete(runs, int64(handle))
 	runsMu.Unlock()
-	cBytes(a, answers, answersLen)
-	cBytes(q, questions, questionsLen)
-	a, q = nil, nil
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
 	return cJSON(summary)
@@ -162,11 +159,9 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	if err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
-	b, err := arrowio.Encode(agg)
-	if err != nil {
+	if err := cTable(agg, out, outLen); err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
-	cBytes(b, out, outLen)
 	return cJSON(map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
 }
 

@@ -370,6 +370,6 @@ test_that("R reads what node's apache-arrow writes, also in several batches", {
     # and through Go: JS -> arrow-go -> C
     go <- .Call(C_ipc_roundtrip_go, raw)
     expect_identical(go[[2]], "{}")
-    expect_same_table(ipc_to_df(go[[1]]), want)
+    expect_same_table(ipc_decoded_to_df(go[[1]]), want)
   }
 })
