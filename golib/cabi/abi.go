@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
@@ -103,4 +104,13 @@ func cTable(t *arrowio.Table, out *unsafe.Pointer, outLen *C.size_t) error {
 	}
 	*out, *outLen = b.p, C.size_t(b.len)
 	return nil
+}
+
+// bulkGC runs f with a loose GC target. Converting a large table allocates what it keeps: with
+// the run-time target of 50 the heap's growth triggers collection after collection that free
+// nothing, which doubled the cost of the first large conversion in a session.
+func bulkGC(f func()) {
+	old := debug.SetGCPercent(400)
+	defer debug.SetGCPercent(old)
+	f()
 }

@@ -42,7 +42,9 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 		inBytes = unsafe.Slice((*byte)(in), int(inLen))
 	}
 	b := newCBuffer(len(inBytes))
-	if err := roundTrip(inBytes, b); err != nil {
+	var err error
+	bulkGC(func() { err = roundTrip(inBytes, b) })
+	if err != nil {
 		b.free()
 		return cError("tabscreen_error_ipc", err)
 	}

@@ -48,7 +48,9 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 //export TsRunStart
 func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char) (result *C.char) {
 	defer recovered(&result)
-	table, err := arrowio.Decode(goBytes(records, recordsLen))
+	var table *arrowio.Table
+	var err error
+	bulkGC(func() { table, err = arrowio.Decode(goBytes(records, recordsLen)) })
 	if err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
@@ -120,12 +122,8 @@ func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t
 		return cError("tabscreen_error_handle", err)
 	}
 	run.Wait()
-	if err := cTable(run.Answers(), answers, answersLen); err != nil {
-		return cError("tabscreen_error_ipc", err)
-	}
-	if err := cTable(run.Questions(), questions, questionsLen); err != nil {
-		C.free(*answers)
-		*answers, *answersLen = nil, 0
+	bulkGC(func() { err = resultTables(run, answers, answersLen, questions, questionsLen) })
+	if err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
 	summary := run.Summarise()
@@ -135,6 +133,20 @@ func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
 	return cJSON(summary)
+}
+
+// resultTables encodes the answers and questions tables into C memory; on failure nothing is
+// left allocated.
+func resultTables(run *engine.Run, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t) error {
+	if err := cTable(run.Answers(), answers, answersLen); err != nil {
+		return err
+	}
+	if err := cTable(run.Questions(), questions, questionsLen); err != nil {
+		C.free(*answers)
+		*answers, *answersLen = nil, 0
+		return err
+	}
+	return nil
 }
 
 type aggregateOptions struct {
