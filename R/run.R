@@ -148,6 +148,9 @@ show_progress <- function(bar, st) {
                      "| failed: {cli::pb_extra$failed} | ETA: {cli::pb_eta}"),
       extra = list(failed = 0),
       clear = FALSE,
+      # The loop may poll again after the last job: the bar is ended by run_engine(), not by cli
+      # when it reaches its total.
+      auto_terminate = FALSE,
       .envir = parent.frame()
     )
   }

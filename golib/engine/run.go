@@ -262,8 +262,10 @@ type Progress struct {
 
 // Poll reports progress and hands R the callbacks waiting for it.
 func (r *Run) Poll() Progress {
+	// "finished" once every job has ended: R then takes the result, which waits for the run's
+	// last few milliseconds of closing down.
 	state := "running"
-	if r.Finished() {
+	if r.Finished() || r.done.Load() == int64(len(r.jobs)) {
 		state = "finished"
 	}
 	cbs := r.callbacks.take()

@@ -183,3 +183,31 @@ test_that("every kind of transient fault is retried to an answer", {
     expect_equal(fake$stats()$answered, 1, label = kind)
   }
 })
+
+test_that("the progress bar runs to the end and is ended cleanly", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-progress")
+  withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE)
+  fake <- local_fake_provider(latency_ms = 20)
+  out <- capture.output(
+    res <- tabscreen_a.tools(small_data(30), prompt = "Include?", title = title, abstract = abstract,
+                             api_url = fake$url, rpm = 600, progress = TRUE, messages = FALSE),
+    type = "message"
+  )
+  expect_equal(nrow(res$answer_data), 30)
+  expect_true(any(grepl("30/30", out)))
+  expect_true(any(grepl("failed: 0", out)))
+})
+
+test_that("the progress bar survives a poll after its last job", {
+  # The demo once polled again between the last job's end and the run's close: cli had already
+  # removed the finished bar and the update failed.
+  withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE)
+  polls <- function() {
+    bar <- tabscreen:::show_progress(NULL, list(total = 3, done = 0, failed = 0))
+    bar <- tabscreen:::show_progress(bar, list(total = 3, done = 3, failed = 1))
+    bar <- tabscreen:::show_progress(bar, list(total = 3, done = 3, failed = 1))
+    cli::cli_progress_done(id = bar)
+    TRUE
+  }
+  expect_true(suppressMessages(polls()))
+})
