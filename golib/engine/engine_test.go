@@ -366,3 +366,52 @@ func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedAttemptsAndUnforcedModelsRetryWithinMaxTries(t *testing.T) {
+	noTool := `{"model":"m","content":[{"type":"text","text":"include"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`
+	withTool := `{"model":"m","content":[{"type":"tool_use","name":"inclusion_decision_simple","input":{"decision_llm":"1"}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":1}}`
+	cases := []struct {
+		name     string
+		provider string
+		forced   bool
+		reply    replyFunc
+		wantOK   bool
+		requests int64
+	}{
+		{"B: no call from an unforced model is retried up to max_tries", "b", false,
+			func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, noTool }, false, 4},
+		{"B: an unforced model that calls on the third try", "b", false,
+			func(n int64, _ map[string]any) (int, map[string]string, string) {
+				if n < 3 {
+					return 200, nil, noTool
+				}
+				return 200, nil, withTool
+			}, true, 3},
+		{"B: a forced model without the call uses the re-ask budget", "b", true,
+			func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, noTool }, false, 3},
+		{"C: finish_reason error is a failed attempt", "c", true,
+			func(n int64, _ map[string]any) (int, map[string]string, string) {
+				if n == 1 {
+					return 200, nil, `{"choices":[{"finish_reason":"error","message":{}}]}`
+				}
+				return 200, nil, toolReply("0")
+			}, true, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, c.reply)
+			forced := c.forced
+			r := runToEnd(t, options(fk.srv.URL, func(o *Options) {
+				o.Provider = c.provider
+				o.Models[0].ForcedTool = &forced
+				o.Callbacks = CallbackOptions{}
+				if c.provider == "b" {
+					o.TopP = nil
+				}
+			}), 1)
+			if r.results[0].ok != c.wantOK || fk.requests.Load() != c.requests {
+				t.Fatalf("ok %v (%s), %d requests", r.results[0].ok, r.results[0].reason, fk.requests.Load())
+			}
+		})
+	}
+}

@@ -43,8 +43,11 @@ type ModelOptions struct {
 	ReasoningEffort *string  `json:"reasoning_effort"`
 	Verbosity       *string  `json:"verbosity"`
 	SendTopP        *bool    `json:"send_top_p"`
+	Thinking        *string  `json:"thinking"`
+	ForcedTool      *bool    `json:"forced_tool"`
 	PriceIn         *float64 `json:"price_in"`
 	PriceCachedIn   *float64 `json:"price_cached_in"`
+	PriceCacheWrite *float64 `json:"price_cache_write"`
 	PriceOut        *float64 `json:"price_out"`
 }
 
@@ -114,7 +117,11 @@ func (o *Options) settings() provider.Settings {
 }
 
 func (m ModelOptions) model() *provider.Model {
-	pm := &provider.Model{Name: m.Name, SendTopP: m.SendTopP == nil || *m.SendTopP}
+	pm := &provider.Model{Name: m.Name, SendTopP: m.SendTopP == nil || *m.SendTopP,
+		ForcedTool: m.ForcedTool == nil || *m.ForcedTool}
+	if m.Thinking != nil {
+		pm.Thinking = *m.Thinking
+	}
 	if m.ReasoningEffort != nil {
 		pm.ReasoningEffort = *m.ReasoningEffort
 	}
@@ -131,6 +138,9 @@ func (m ModelOptions) prices() screen.Prices {
 	}
 	if m.PriceCachedIn != nil {
 		p.CachedIn, p.HasCachedIn = *m.PriceCachedIn, true
+	}
+	if m.PriceCacheWrite != nil {
+		p.CacheWrite, p.HasCacheWrite = *m.PriceCacheWrite, true
 	}
 	if m.PriceOut != nil {
 		p.Out, p.HasOut = *m.PriceOut, true

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -63,6 +64,10 @@ func (r *Run) work(i int) {
 				r.succeed(res, d, reply, a)
 				return
 			}
+			if failedAttempt(problem, call.Model) {
+				reason = problem.Error()
+				break
+			}
 			if reasks < maxReasks {
 				reasks++
 				tries-- // a re-ask has its own budget
@@ -105,6 +110,14 @@ func (r *Run) work(i int) {
 			return
 		}
 	}
+}
+
+// failedAttempt tells the 200 replies that are retried like a transient failure, within
+// max_tries, rather than re-asked on the small budget: a failure the provider reports (Mistral's
+// finish_reason "error"), and a reply without the call from a model that cannot be forced to call.
+func failedAttempt(problem error, m *provider.Model) bool {
+	var fa *provider.FailedAttempt
+	return errors.As(problem, &fa) || (!m.ForcedTool && errors.Is(problem, provider.ErrNoToolCall))
 }
 
 func (r *Run) call(j job) *provider.Call {

@@ -21,6 +21,11 @@ type Model struct {
 	Verbosity       string
 	// SendTopP is false for models that reject sampling parameters.
 	SendTopP bool
+	// Thinking is provider B's thinking type ("disabled", "adaptive"), sent when not empty.
+	Thinking string
+	// ForcedTool is false for models that reject a forced tool choice: they are asked with
+	// tool_choice auto and an instruction, and a reply without the call is a failed attempt.
+	ForcedTool bool
 }
 
 // Call is one request: one question to one model.
@@ -89,6 +94,10 @@ func New(protocol string, s Settings) (Adapter, error) {
 	switch protocol {
 	case "a":
 		return newOpenAI(s)
+	case "b":
+		return newAnthropic(s)
+	case "c":
+		return newMistral(s)
 	default:
 		return nil, fmt.Errorf("unknown provider %q", protocol)
 	}
@@ -143,6 +152,22 @@ func findTool(tools []screen.Tool, name string) *screen.Tool {
 		}
 	}
 	return nil
+}
+
+func hasCustomTools(s Settings) bool {
+	return len(s.CustomTools) > 0 && string(s.CustomTools) != "null"
+}
+
+// customToolList reads the user's tools, with their schemas made valid JSON Schema.
+func customToolList(raw json.RawMessage) ([]map[string]any, error) {
+	var tools []map[string]any
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, fmt.Errorf("tools must be a list of tool definitions: %v", err)
+	}
+	for _, t := range tools {
+		normaliseSchema(t)
+	}
+	return tools, nil
 }
 
 // decodeArguments reads tool arguments that arrive either as a JSON string (OpenAI, usually

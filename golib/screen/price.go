@@ -1,21 +1,24 @@
 package screen
 
-// Usage is the billed token count of one request.
+// Usage is the billed token count of one request. Prompt counts every input token; Cached (cache
+// reads) and CacheWrite (cache writes, provider B) are parts of it with prices of their own.
 type Usage struct {
-	Prompt, Cached, Completion int64
+	Prompt, Cached, CacheWrite, Completion int64
 }
 
 // Add accumulates another request's usage (a re-asked answer is billed too).
 func (u *Usage) Add(v Usage) {
 	u.Prompt += v.Prompt
 	u.Cached += v.Cached
+	u.CacheWrite += v.CacheWrite
 	u.Completion += v.Completion
 }
 
-// Prices are USD per million tokens. CachedIn is used for cached input when known, else In.
+// Prices are USD per million tokens. CachedIn and CacheWrite are used for cache reads and writes
+// when known, else In.
 type Prices struct {
-	In, CachedIn, Out          float64
-	HasIn, HasCachedIn, HasOut bool
+	In, CachedIn, CacheWrite, Out             float64
+	HasIn, HasCachedIn, HasCacheWrite, HasOut bool
 }
 
 // Cost prices a usage exactly, without rounding, so that cheap models are not priced at zero.
@@ -24,15 +27,17 @@ func (p Prices) Cost(u Usage) (in, out float64, ok bool) {
 	if !p.HasIn || !p.HasOut {
 		return 0, 0, false
 	}
-	cachedRate := p.In
+	cachedRate, writeRate := p.In, p.In
 	if p.HasCachedIn {
 		cachedRate = p.CachedIn
 	}
-	cached := u.Cached
-	if cached > u.Prompt {
-		cached = u.Prompt
+	if p.HasCacheWrite {
+		writeRate = p.CacheWrite
 	}
-	in = (float64(u.Prompt-cached)*p.In + float64(cached)*cachedRate) / 1e6
+	cached := min(u.Cached, u.Prompt)
+	written := min(u.CacheWrite, u.Prompt-cached)
+	fresh := u.Prompt - cached - written
+	in = (float64(fresh)*p.In + float64(cached)*cachedRate + float64(written)*writeRate) / 1e6
 	out = float64(u.Completion) * p.Out / 1e6
 	return in, out, true
 }

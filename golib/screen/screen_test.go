@@ -225,3 +225,13 @@ func TestCostIsExactAndUsesCachedRate(t *testing.T) {
 		t.Fatal("unknown prices must not price")
 	}
 }
+
+func TestCostPricesCacheWritesAtTheirOwnRate(t *testing.T) {
+	// Provider B: 1,000 input tokens of which 300 cache reads and 200 cache writes.
+	p := Prices{In: 1, CachedIn: 0.1, CacheWrite: 1.25, Out: 5, HasIn: true, HasCachedIn: true, HasCacheWrite: true, HasOut: true}
+	in, out, ok := p.Cost(Usage{Prompt: 1000, Cached: 300, CacheWrite: 200, Completion: 10})
+	want := (500*1 + 300*0.1 + 200*1.25) / 1e6
+	if !ok || math.Abs(in-want) > 1e-18 || math.Abs(out-50/1e6) > 1e-18 {
+		t.Fatalf("in %g (want %g) out %g", in, want, out)
+	}
+}

@@ -1,0 +1,230 @@
+package provider
+
+// The chat-completions wire shape shared by provider A (OpenAI) and provider C (Mistral): the same
+// messages, tools, tool_choice and tool_calls. What differs between the two is a dialect, so that
+// each provider file holds only its differences.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+// dialect is what a chat-completions provider names or does differently.
+type dialect struct {
+	// seedField is the body field of the seed ("seed" for OpenAI, "random_seed" for Mistral).
+	seedField string
+	// sendVerbosity is false for providers without a verbosity field.
+	sendVerbosity bool
+	// toolChoiceWords are the string values tool_choice takes as they are; any other string names
+	// a function.
+	toolChoiceWords map[string]bool
+	// finishFailures maps finish reasons to whether the reply is worth asking again (true: a
+	// failed attempt, retried like a transient error; false: an unusable answer).
+	finishFailures map[string]bool
+	// errorMessage reads the provider's error body.
+	errorMessage func(status int, body []byte) string
+}
+
+type chat struct {
+	s          Settings
+	d          dialect
+	tools      []screen.Tool
+	toolsJSON  json.RawMessage
+	toolChoice json.RawMessage
+	builtin    bool
+}
+
+type chatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+func newChat(s Settings, d dialect) (*chat, error) {
+	a := &chat{s: s, d: d}
+	if !hasCustomTools(s) {
+		strict := true
+		a.builtin = true
+		a.tools = []screen.Tool{s.Builtin}
+		a.toolsJSON, _ = json.Marshal([]chatTool{{Type: "function", Function: chatFunction{
+			Name: s.Builtin.Name, Description: s.Builtin.Description, Parameters: s.Builtin.Parameters, Strict: &strict}}})
+		a.toolChoice = namedFunctionChoice(s.Builtin.Name)
+		return a, nil
+	}
+	raw, err := customToolList(s.CustomTools)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range raw {
+		var tool chatTool
+		b, _ := json.Marshal(t)
+		if err := json.Unmarshal(b, &tool); err != nil || tool.Function.Name == "" {
+			return nil, fmt.Errorf("tool %d is not of the form list(type = \"function\", function = list(name = ..., parameters = ...))", i+1)
+		}
+		a.tools = append(a.tools, screen.Tool{Name: tool.Function.Name, Description: tool.Function.Description,
+			Parameters: tool.Function.Parameters, Strict: tool.Function.Strict != nil && *tool.Function.Strict})
+	}
+	a.toolsJSON, _ = json.Marshal(raw)
+	a.toolChoice = a.userToolChoice(s.ToolChoice)
+	return a, nil
+}
+
+func namedFunctionChoice(name string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": name}})
+	return b
+}
+
+// userToolChoice keeps the protocol's own values, reads any other string as a function name,
+// and means "auto" when the user gave none.
+func (a *chat) userToolChoice(choice json.RawMessage) json.RawMessage {
+	if len(choice) == 0 || string(choice) == "null" {
+		return json.RawMessage(`"auto"`)
+	}
+	var s string
+	if json.Unmarshal(choice, &s) != nil {
+		return choice
+	}
+	if a.d.toolChoiceWords[s] {
+		return choice
+	}
+	return namedFunctionChoice(s)
+}
+
+func (a *chat) Endpoint() string     { return a.s.URL }
+func (a *chat) Tools() []screen.Tool { return a.tools }
+
+func (a *chat) Headers(apiKey string) http.Header {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+apiKey)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	return h
+}
+
+func (a *chat) Body(c *Call) ([]byte, error) {
+	fields := []field{
+		{"model", c.Model.Name},
+		{"messages", []map[string]string{{"role": a.s.Role, "content": c.Question}}},
+		{"tools", a.toolsJSON},
+		{"tool_choice", a.toolChoice},
+	}
+	if a.builtin {
+		fields = append(fields, field{"parallel_tool_calls", false})
+	}
+	if c.HasTopP && c.Model.SendTopP {
+		fields = append(fields, field{"top_p", c.TopP})
+	}
+	if c.Model.ReasoningEffort != "" {
+		fields = append(fields, field{"reasoning_effort", c.Model.ReasoningEffort})
+	}
+	if c.Model.Verbosity != "" && a.d.sendVerbosity {
+		fields = append(fields, field{"verbosity", c.Model.Verbosity})
+	}
+	if c.HasSeed {
+		fields = append(fields, field{a.d.seedField, c.Seed})
+	}
+	return mergeBody(fields, a.s.ExtraBody)
+}
+
+type chatResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		FinishReason string `json:"finish_reason"`
+		Message      struct {
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+func (a *chat) Parse(body []byte) (Reply, error) {
+	var r chatResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return Reply{}, fmt.Errorf("the response is not valid JSON: %v", err)
+	}
+	reply := Reply{Submodel: r.Model}
+	if r.Usage != nil {
+		reply.Usage = screen.Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens}
+		if r.Usage.PromptTokensDetails != nil {
+			reply.Usage.Cached = r.Usage.PromptTokensDetails.CachedTokens
+		}
+	}
+	if len(r.Choices) == 0 {
+		return reply, fmt.Errorf("the response has no choices")
+	}
+	choice := r.Choices[0]
+	if retry, failed := a.d.finishFailures[choice.FinishReason]; failed {
+		if retry {
+			return reply, &FailedAttempt{fmt.Errorf("the provider reported a failure (finish_reason %q)", choice.FinishReason)}
+		}
+		return reply, fmt.Errorf("the answer was cut off or filtered (finish_reason %q)", choice.FinishReason)
+	}
+	if choice.Message.Refusal != nil && *choice.Message.Refusal != "" {
+		return reply, fmt.Errorf("the model refused: %s", *choice.Message.Refusal)
+	}
+	for _, call := range choice.Message.ToolCalls {
+		tool := findTool(a.tools, call.Function.Name)
+		if tool == nil {
+			continue
+		}
+		args, err := decodeArguments(call.Function.Arguments)
+		if err != nil {
+			return reply, err
+		}
+		reply.Tool, reply.Args = tool, args
+		return reply, nil
+	}
+	return reply, ErrNoToolCall
+}
+
+func (a *chat) ErrorMessage(status int, body []byte) string { return a.d.errorMessage(status, body) }
+
+// bearerStop is the run-stop rule of the bearer-key providers: a refused key or access, or a 429
+// that means an exhausted quota.
+func bearerStop(status int, h http.Header, body []byte, message string) (Stop, bool) {
+	switch {
+	case status == http.StatusUnauthorized:
+		return Stop{"tabscreen_error_auth", "the provider refused the API key (" + message + ")"}, true
+	case status == http.StatusForbidden:
+		return Stop{"tabscreen_error_auth", "the provider refused access (" + message + ")"}, true
+	case status == http.StatusTooManyRequests && IsQuotaExhausted(h, body):
+		return Stop{"tabscreen_error_quota", "the account's quota or credit is exhausted (" + message + ")"}, true
+	}
+	return Stop{}, false
+}
+
+func (a *chat) Stop(status int, h http.Header, body []byte) (Stop, bool) {
+	return bearerStop(status, h, body, a.ErrorMessage(status, body))
+}
+
+// ErrNoToolCall is a reply without a call of any of the run's tools.
+var ErrNoToolCall = errors.New("the answer has no call of the screening tool")
+
+// FailedAttempt is a 200 reply that reports a failure on the provider's side (Mistral's
+// finish_reason "error"): retried like a transient error, within max_tries.
+type FailedAttempt struct{ err error }
+
+func (e *FailedAttempt) Error() string { return e.err.Error() }
+func (e *FailedAttempt) Unwrap() error { return e.err }
