@@ -282,12 +282,14 @@ func TestPacingKeepsToRPM(t *testing.T) {
 	if r.answered.Load() != 150 {
 		t.Fatal("not all answered")
 	}
+	// The pacer's own guarantee is tested exactly on admission times below; here, at the server,
+	// arrivals may jitter by a request or two on a loaded machine, while a burst would be far over.
 	for i := range times {
 		k := 0
 		for j := i; j < len(times) && times[j].Sub(times[i]) < time.Second; j++ {
 			k++
 		}
-		if k > 101 {
+		if k > 103 {
 			t.Fatalf("%d requests within one second at rpm %g", k, rpm)
 		}
 	}
@@ -345,8 +347,9 @@ func TestRerunOnlyListedJobs(t *testing.T) {
 
 func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 	p := newPacer(6000) // 100 per second
-	ctx := context.Background()
 	var times []time.Time
+	p.observe = func(at time.Time) { times = append(times, at) }
+	ctx := context.Background()
 	for i := 0; i < 250; i++ {
 		if i == 50 {
 			time.Sleep(80 * time.Millisecond) // a stalled sender, then a rush to catch up
@@ -354,7 +357,6 @@ func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 		if err := p.wait(ctx); err != nil {
 			t.Fatal(err)
 		}
-		times = append(times, time.Now())
 	}
 	for i := range times {
 		k := 0

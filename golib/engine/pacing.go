@@ -22,6 +22,8 @@ type pacer struct {
 	sent    []time.Time // admission times of the last len(sent) requests, as a ring
 	next    int
 	window  time.Duration
+	// observe, when set (tests), sees each admission time under the lock.
+	observe func(time.Time)
 }
 
 func newPacer(rpm float64) *pacer {
@@ -46,6 +48,9 @@ func (p *pacer) wait(ctx context.Context) error {
 		if oldest.IsZero() || now.Sub(oldest) >= p.window {
 			p.sent[p.next] = now
 			p.next = (p.next + 1) % len(p.sent)
+			if p.observe != nil {
+				p.observe(now)
+			}
 			p.mu.Unlock()
 			return nil
 		}

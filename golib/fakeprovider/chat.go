@@ -16,11 +16,13 @@ const maxBodyBytes = 32 << 20
 // serveChat handles one request to a protocol's chat endpoint:
 // body -> auth -> rate limit -> concurrency limit -> validation ->
 // fault choice -> latency -> answer or fault.
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, pi int) {
 	now := time.Now()
 	seq := s.seq.Add(1)
 	c := &s.counters
+	pc := &c.proto[pi] // the same counts, for this protocol alone
 	c.total.Add(1)
+	pc.total.Add(1)
 	c.noteArrival(now)
 	c.window.add(now)
 	c.noteInFlight(s.inFlight.Add(1))
@@ -28,13 +30,17 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 
 	rc := s.cfg.Load()
 	reqID := randomID("req_", 32, hash(uint64(rc.Seed), saltID, seq))
-	w.Header().Set("x-request-id", reqID)
+	w.Header().Set(requestIDHeader(p), reqID)
+	// Rate-limit headers on every response; the answer and the limits' own
+	// refusals overwrite them with what they took.
+	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 0, 0))
 
 	status, fault := 0, ""
 	var body []byte
 	defer func() {
 		if status > 0 && status < len(c.status) {
 			c.status[status].Add(1)
+			pc.status[status].Add(1)
 		}
 		if fault != "" {
 			c.faults[faultIndex(fault)].Add(1)
@@ -62,6 +68,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		c.invalid.Add(1)
+		pc.invalid.Add(1)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			fail(&failure{kind: failTooLarge, message: "Request too large."})
@@ -74,11 +81,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	key := p.apiKey(r)
 	if key == "" {
 		c.unauthorized.Add(1)
+		pc.unauthorized.Add(1)
 		fail(&failure{kind: failMissingKey})
 		return
 	}
 	if rc.invalidKeys[key] {
 		c.unauthorized.Add(1)
+		pc.unauthorized.Add(1)
 		fail(&failure{kind: failInvalidKey, key: key})
 		return
 	}
@@ -102,6 +111,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	}
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		c.invalid.Add(1)
+		pc.invalid.Add(1)
 		fail(&failure{kind: failInvalidRequest, message: "Invalid Content-Type header (" +
 			r.Header.Get("Content-Type") + "), expected application/json."})
 		return
@@ -109,12 +119,14 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	req, f := p.parse(r, body, rc)
 	if f != nil {
 		c.invalid.Add(1)
+		pc.invalid.Add(1)
 		fail(f)
 		return
 	}
 	c.valid.Add(1)
+	pc.valid.Add(1)
 
-	fault = s.pickFault(rc, req, seq)
+	fault = protocolFault(p, s.pickFault(rc, req, seq))
 	ctx := r.Context()
 	if fault == FaultHang {
 		select {
@@ -165,6 +177,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	case Fault504:
 		fail(&failure{kind: failTimeout})
 		return
+	case Fault529:
+		fail(&failure{kind: failOverloaded, retryAfter: retry, hasRetry: true})
+		return
 	}
 
 	a := s.buildAnswer(rc, req, seq, fault, now)
@@ -172,8 +187,23 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol) {
 	status = http.StatusOK
 	if fault == "" && req.tool != nil {
 		c.answered.Add(1)
+		pc.answered.Add(1)
 	}
 	p.writeAnswer(w, req, a)
+}
+
+// protocolFault returns the fault a protocol gives for a chosen kind: the
+// kinds only one protocol has become the nearest common kind elsewhere
+// (529 -> 503 but for Anthropic, finish_error -> 500 but for Mistral).
+// Counters count the kind given.
+func protocolFault(p protocol, kind string) string {
+	switch {
+	case kind == Fault529 && p.name() != "anthropic":
+		return Fault503
+	case kind == FaultFinishError && p.name() != "mistral":
+		return Fault500
+	}
+	return kind
 }
 
 // requestLimit is the requests-per-minute limit reported in headers.
@@ -302,6 +332,10 @@ func failureStatus(k failureKind) int {
 		return http.StatusServiceUnavailable
 	case failTimeout:
 		return http.StatusGatewayTimeout
+	case failValidation:
+		return http.StatusUnprocessableEntity
+	case failOverloaded:
+		return 529
 	}
 	return http.StatusInternalServerError
 }

@@ -24,12 +24,16 @@ const (
 	FaultNoTool    = "no_tool"   // 200 with a text answer and no tool call
 	FaultBadArgs   = "bad_args"  // 200 with tool arguments that are not valid JSON
 	FaultBadEnum   = "bad_enum"  // 200 with a value outside the tool schema's enum
+	// Kinds of one protocol; the others give the nearest common kind instead (see protocolFault).
+	Fault529         = "529"          // Anthropic: 529 overloaded_error with retry-after (elsewhere: 503)
+	FaultFinishError = "finish_error" // Mistral: 200 with finish_reason "error" (elsewhere: 500)
 )
 
 // faultKinds lists every fault kind in a fixed order (the index is used for counters).
 var faultKinds = []string{
 	FaultRateLimit, FaultQuota, Fault500, Fault502, Fault503, Fault504,
 	FaultHang, FaultDrop, FaultMalformed, FaultNoTool, FaultBadArgs, FaultBadEnum,
+	Fault529, FaultFinishError, // appended: the draws of the kinds above keep their order
 }
 
 func faultIndex(kind string) int {
@@ -97,6 +101,24 @@ type Config struct {
 	AllowUnknownFields bool `json:"allow_unknown_fields"`
 	// KeepRequests is how many recent requests GET /_fake/requests can return.
 	KeepRequests int `json:"keep_requests"`
+
+	// Provider B (Anthropic Messages): per-model rules the service enforces,
+	// as lists of substrings of the model name (case-insensitive).
+	// AnthropicThinkingByDefault: models that think when "thinking" is absent.
+	AnthropicThinkingByDefault StringList `json:"anthropic_thinking_by_default"`
+	// AnthropicNoForcedTool: models that reject tool_choice "any" and "tool" outright.
+	AnthropicNoForcedTool StringList `json:"anthropic_no_forced_tool"`
+	// AnthropicNoDisableThinking: models that reject thinking {"type": "disabled"}.
+	AnthropicNoDisableThinking StringList `json:"anthropic_no_disable_thinking"`
+	// AnthropicNoPrefill: models that reject a final assistant message (prefill).
+	AnthropicNoPrefill StringList `json:"anthropic_no_prefill"`
+
+	// Provider C (Mistral chat completions).
+	// MistralNoReasoningEffort: model name prefixes that reject reasoning_effort (422).
+	MistralNoReasoningEffort StringList `json:"mistral_no_reasoning_effort"`
+	// MistralArgsAsObject sends tool arguments as a JSON object instead of a
+	// JSON string (the schema allows both).
+	MistralArgsAsObject bool `json:"mistral_args_as_object"`
 }
 
 // FailFirstN scripts the fault Kind for the next N valid requests.
@@ -120,6 +142,12 @@ func DefaultConfig() Config {
 		Snapshot:     "2026-09-22",
 		TPM:          10_000_000,
 		KeepRequests: 100,
+
+		AnthropicThinkingByDefault: StringList{"haiku-5", "sonnet-5", "opus-5", "opus-4-7", "fable", "mythos"},
+		AnthropicNoForcedTool:      StringList{"opus-5-5", "sonnet-5-5", "fable"},
+		AnthropicNoDisableThinking: StringList{"opus-5-5", "sonnet-5-5", "opus-4-7", "fable", "mythos"},
+		AnthropicNoPrefill:         StringList{"5-5"},
+		MistralNoReasoningEffort:   StringList{"ministral", "mistral-large"},
 	}
 }
 
@@ -237,6 +265,20 @@ func (c Config) Validate() error {
 	}
 	if c.KeepRequests < 0 || c.KeepRequests > 100000 {
 		bad("keep_requests must be in [0, 100000]")
+	}
+	for name, l := range map[string]StringList{
+		"anthropic_thinking_by_default": c.AnthropicThinkingByDefault,
+		"anthropic_no_forced_tool":      c.AnthropicNoForcedTool,
+		"anthropic_no_disable_thinking": c.AnthropicNoDisableThinking,
+		"anthropic_no_prefill":          c.AnthropicNoPrefill,
+		"mistral_no_reasoning_effort":   c.MistralNoReasoningEffort,
+	} {
+		for _, x := range l {
+			if strings.TrimSpace(x) == "" {
+				bad("%s: model name patterns must not be empty", name)
+				break
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

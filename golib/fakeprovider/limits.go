@@ -97,6 +97,7 @@ type headerBuckets struct {
 }
 
 type rateSnapshot struct {
+	at                               time.Time // when it was taken
 	limitRequests, remainingRequests int64
 	resetRequests                    time.Duration
 	limitTokens, remainingTokens     int64
@@ -126,6 +127,7 @@ func (b *headerBuckets) take(now time.Time, reqLimit, tokLimit int64, reqs, toke
 		return d.Round(time.Millisecond)
 	}
 	return rateSnapshot{
+		at:            now,
 		limitRequests: reqLimit, remainingRequests: int64(b.requests), resetRequests: refill(b.requests, reqLimit),
 		limitTokens: tokLimit, remainingTokens: int64(b.tokens), resetTokens: refill(b.tokens, tokLimit),
 	}

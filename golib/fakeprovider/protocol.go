@@ -8,8 +8,8 @@ import (
 // protocol is one provider wire protocol. The server does routing, limits,
 // faults, latency and counting; a protocol authenticates, validates and
 // reads a request, and writes answers and errors in its own format.
-// To add one (Anthropic Messages, Mistral), implement this interface in its
-// own files and list it in newProtocols.
+// To add one, implement this interface in its own files and list it in
+// newProtocols. A protocol may also implement requestIDNamer and pathOwner.
 type protocol interface {
 	// name is a short identifier ("openai").
 	name() string
@@ -28,13 +28,39 @@ type protocol interface {
 	setRateHeaders(h http.Header, s rateSnapshot)
 }
 
-// newProtocols returns the protocols the server speaks, in match order.
+// newProtocols returns the protocols the server speaks, in match order:
+// Mistral (paths under /mistral/) before OpenAI (any path ending in
+// /chat/completions), Anthropic (paths ending in /v1/messages).
 func newProtocols() ([]protocol, error) {
 	oa, err := newOpenAI()
 	if err != nil {
 		return nil, err
 	}
-	return []protocol{oa}, nil
+	mi, err := newMistral()
+	if err != nil {
+		return nil, err
+	}
+	return []protocol{newAnthropic(), mi, oa}, nil
+}
+
+// requestIDNamer is implemented by protocols whose request id travels in
+// another header than x-request-id.
+type requestIDNamer interface {
+	requestIDHeader() string
+}
+
+func requestIDHeader(p protocol) string {
+	if n, ok := p.(requestIDNamer); ok {
+		return n.requestIDHeader()
+	}
+	return "x-request-id"
+}
+
+// pathOwner is implemented by protocols that answer a 404 for unknown paths
+// of their own (e.g. everything under /mistral/). Other unknown paths get
+// OpenAI's 404.
+type pathOwner interface {
+	owns(path string) bool
 }
 
 // failureKind says what went wrong, independently of how a protocol words it.
@@ -54,6 +80,8 @@ const (
 	failBadGateway                        // 502
 	failUnavailable                       // 503
 	failTimeout                           // 504
+	failValidation                        // 422: body does not match the schema (Mistral)
+	failOverloaded                        // 529: overloaded (Anthropic)
 )
 
 // failure is an error response before the protocol words it.
@@ -66,6 +94,7 @@ type failure struct {
 	hasRetry   bool   // send retry headers
 	key        string // failInvalidKey: the key (protocols may echo a masked form)
 	limit      int64  // failRateLimit: the enforced limit per minute
+	detail     any    // failValidation: a FastAPI-style list of errors (nil: a message)
 }
 
 // chatRequest is what the fake needs from a valid request, in any protocol.
@@ -78,6 +107,9 @@ type chatRequest struct {
 	forced     bool     // the request forces this tool by name
 	seed       *int64   // the request's own seed, if any
 	choices    int      // number of answers asked for (n)
+	thinking   bool     // Anthropic: the model thinks (a thinking block precedes the answer)
+	effort     string   // Mistral: the requested reasoning_effort ("" if none)
+	argsObject bool     // Mistral: send tool arguments as a JSON object, not a string
 }
 
 // toolDef is a function tool the fake calls.

@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -70,6 +71,9 @@ func New(cfg Config) (*Server, error) {
 	protocols, err := newProtocols()
 	if err != nil {
 		return nil, err
+	}
+	if len(protocols) > maxProtocols {
+		return nil, errors.New("fakeprovider: more protocols than maxProtocols")
 	}
 	s := &Server{
 		protocols: protocols,
@@ -249,15 +253,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.markAPIConn(r)
-	for _, p := range s.protocols {
+	for i, p := range s.protocols {
 		if p.match(r.URL.Path) {
-			s.serveChat(w, r, p)
+			s.serveChat(w, r, p, i)
 			return
 		}
 	}
 	s.counters.notFound.Add(1)
-	s.protocols[0].writeFailure(w, &failure{kind: failNotFound,
+	s.notFoundProtocol(r.URL.Path).writeFailure(w, &failure{kind: failNotFound,
 		message: "Invalid URL (" + r.Method + " " + r.URL.Path + ")"})
+}
+
+// notFoundProtocol is the protocol that words a 404 for path: one that owns
+// the path, else OpenAI.
+func (s *Server) notFoundProtocol(path string) protocol {
+	var fallback protocol
+	for _, p := range s.protocols {
+		if o, ok := p.(pathOwner); ok && o.owns(path) {
+			return p
+		}
+		if p.name() == "openai" {
+			fallback = p
+		}
+	}
+	if fallback == nil {
+		fallback = s.protocols[0]
+	}
+	return fallback
 }
 
 func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {

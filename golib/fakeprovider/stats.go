@@ -30,6 +30,25 @@ type counters struct {
 	// firstAt and lastAt are the arrival times (unix nanoseconds) of the first and the latest
 	// request, so a client's achieved rate can be measured where the provider sees it.
 	firstAt, lastAt atomic.Int64
+	// proto holds the counts of each protocol, indexed as Server.protocols.
+	proto [maxProtocols]protoCounters
+}
+
+const maxProtocols = 4
+
+// protoCounters are the counts of one protocol's endpoint.
+type protoCounters struct {
+	total, valid, invalid, unauthorized, answered atomic.Int64
+	status                                        [600]atomic.Int64
+}
+
+func (p *protoCounters) reset() {
+	for _, a := range []*atomic.Int64{&p.total, &p.valid, &p.invalid, &p.unauthorized, &p.answered} {
+		a.Store(0)
+	}
+	for i := range p.status {
+		p.status[i].Store(0)
+	}
 }
 
 func (c *counters) noteArrival(t time.Time) {
@@ -54,6 +73,9 @@ func (c *counters) reset(inFlight int64) {
 	for _, a := range []*atomic.Int64{&c.valid, &c.invalid, &c.unauthorized, &c.refusedRate,
 		&c.refusedConcurrency, &c.clientGone, &c.answered, &c.notFound, &c.firstAt, &c.lastAt} {
 		a.Store(0)
+	}
+	for i := range c.proto {
+		c.proto[i].reset()
 	}
 	c.maxInFlight.Store(inFlight)
 	c.window.reset()
@@ -93,6 +115,19 @@ type Stats struct {
 	FailFirstNRemaining int64            `json:"fail_first_n_remaining"`
 	LastBody            json.RawMessage  `json:"last_body"`
 	UptimeSeconds       float64          `json:"uptime_seconds"`
+	// ByProtocol splits the request counts by protocol ("openai",
+	// "anthropic", "mistral"); every protocol is listed.
+	ByProtocol map[string]ProtocolStats `json:"by_protocol"`
+}
+
+// ProtocolStats are the counts of one protocol's endpoint.
+type ProtocolStats struct {
+	RequestsTotal int64            `json:"requests_total"`
+	ByStatus      map[string]int64 `json:"by_status"`
+	Valid         int64            `json:"valid"`
+	Invalid       int64            `json:"invalid"`
+	Unauthorized  int64            `json:"unauthorized"`
+	Answered      int64            `json:"answered"`
 }
 
 func (s *Server) stats() Stats {
@@ -129,6 +164,19 @@ func (s *Server) stats() Stats {
 		if n := c.faults[i].Load(); n > 0 {
 			st.ByFault[k] = n
 		}
+	}
+	st.ByProtocol = make(map[string]ProtocolStats, len(s.protocols))
+	for i, p := range s.protocols {
+		pc := &c.proto[i]
+		ps := ProtocolStats{RequestsTotal: pc.total.Load(), ByStatus: map[string]int64{},
+			Valid: pc.valid.Load(), Invalid: pc.invalid.Load(), Unauthorized: pc.unauthorized.Load(),
+			Answered: pc.answered.Load()}
+		for code := range pc.status {
+			if n := pc.status[code].Load(); n > 0 {
+				ps.ByStatus[strconv.Itoa(code)] = n
+			}
+		}
+		st.ByProtocol[p.name()] = ps
 	}
 	if rc := s.cfg.Load(); rc.failFirst != nil {
 		st.FailFirstNRemaining = max(0, rc.failFirst.Load())

@@ -152,16 +152,9 @@ func (a *anthropic) Parse(body []byte) (Reply, error) {
 		if block.Type != "tool_use" {
 			continue
 		}
-		tool := findTool(a.tools, block.Name)
-		if tool == nil {
-			continue
-		}
-		args, err := decodeArguments(block.Input)
-		if err != nil {
+		if found, err := takeCall(&reply, a.tools, block.Name, block.Input); found {
 			return reply, err
 		}
-		reply.Tool, reply.Args = tool, args
-		return reply, nil
 	}
 	switch r.StopReason {
 	case "max_tokens", "refusal", "model_context_window_exceeded", "pause_turn":

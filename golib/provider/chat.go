@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
@@ -27,6 +28,8 @@ type dialect struct {
 	finishFailures map[string]bool
 	// errorMessage reads the provider's error body.
 	errorMessage func(status int, body []byte) string
+	// resetWait reads the provider's rate-limit reset headers, when it has them.
+	resetWait func(h http.Header) (time.Duration, bool)
 }
 
 type chat struct {
@@ -50,7 +53,7 @@ type chatTool struct {
 	Function chatFunction `json:"function"`
 }
 
-func newChat(s Settings, d dialect) (*chat, error) {
+func newChat(s Settings, d dialect) (Adapter, error) {
 	a := &chat{s: s, d: d}
 	if !hasCustomTools(s) {
 		strict := true
@@ -185,21 +188,21 @@ func (a *chat) Parse(body []byte) (Reply, error) {
 		return reply, fmt.Errorf("the model refused: %s", *choice.Message.Refusal)
 	}
 	for _, call := range choice.Message.ToolCalls {
-		tool := findTool(a.tools, call.Function.Name)
-		if tool == nil {
-			continue
-		}
-		args, err := decodeArguments(call.Function.Arguments)
-		if err != nil {
+		if found, err := takeCall(&reply, a.tools, call.Function.Name, call.Function.Arguments); found {
 			return reply, err
 		}
-		reply.Tool, reply.Args = tool, args
-		return reply, nil
 	}
 	return reply, ErrNoToolCall
 }
 
 func (a *chat) ErrorMessage(status int, body []byte) string { return a.d.errorMessage(status, body) }
+
+func (a *chat) ResetWait(h http.Header) (time.Duration, bool) {
+	if a.d.resetWait == nil {
+		return 0, false
+	}
+	return a.d.resetWait(h)
+}
 
 // bearerStop is the run-stop rule of the bearer-key providers: a refused key or access, or a 429
 // that means an exhausted quota.

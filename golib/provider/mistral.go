@@ -7,8 +7,6 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"time"
 )
 
 var mistralDialect = dialect{
@@ -18,16 +16,7 @@ var mistralDialect = dialect{
 	// "error" is a failure on Mistral's side, worth another attempt; the others cannot improve.
 	finishFailures: map[string]bool{"error": true, "length": false, "model_length": false},
 	errorMessage:   mistralErrorMessage,
-}
-
-type mistral struct{ *chat }
-
-func newMistral(s Settings) (Adapter, error) {
-	c, err := newChat(s, mistralDialect)
-	if err != nil {
-		return nil, err
-	}
-	return &mistral{c}, nil
+	// Mistral documents no reset header; its 429s carry Retry-After.
 }
 
 // mistralErrorMessage reads the shapes Mistral's errors come in: {"message": "..."} or
@@ -62,6 +51,3 @@ func mistralErrorMessage(status int, body []byte) string {
 	}
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
-
-// ResetWait: Mistral documents no reset header; its 429s carry Retry-After.
-func (a *mistral) ResetWait(http.Header) (time.Duration, bool) { return 0, false }

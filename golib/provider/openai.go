@@ -17,16 +17,7 @@ var openAIDialect = dialect{
 	toolChoiceWords: map[string]bool{"none": true, "auto": true, "required": true},
 	finishFailures:  map[string]bool{"length": false, "content_filter": false},
 	errorMessage:    openAIErrorMessage,
-}
-
-type openAI struct{ *chat }
-
-func newOpenAI(s Settings) (Adapter, error) {
-	c, err := newChat(s, openAIDialect)
-	if err != nil {
-		return nil, err
-	}
-	return &openAI{c}, nil
+	resetWait:       openAIResetWait,
 }
 
 func openAIErrorMessage(status int, body []byte) string {
@@ -41,8 +32,9 @@ func openAIErrorMessage(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
 
-// ResetWait reads OpenAI's reset durations (such as "6m0s" or "12ms") of an exhausted allowance.
-func (a *openAI) ResetWait(h http.Header) (time.Duration, bool) {
+// openAIResetWait reads OpenAI's reset durations (such as "6m0s" or "12ms") of an exhausted
+// allowance.
+func openAIResetWait(h http.Header) (time.Duration, bool) {
 	for _, kind := range []string{"requests", "tokens"} {
 		if h.Get("x-ratelimit-remaining-"+kind) != "0" {
 			continue

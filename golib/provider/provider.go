@@ -93,11 +93,11 @@ type Adapter interface {
 func New(protocol string, s Settings) (Adapter, error) {
 	switch protocol {
 	case "a":
-		return newOpenAI(s)
+		return newChat(s, openAIDialect)
 	case "b":
 		return newAnthropic(s)
 	case "c":
-		return newMistral(s)
+		return newChat(s, mistralDialect)
 	default:
 		return nil, fmt.Errorf("unknown provider %q", protocol)
 	}
@@ -168,6 +168,21 @@ func customToolList(raw json.RawMessage) ([]map[string]any, error) {
 		normaliseSchema(t)
 	}
 	return tools, nil
+}
+
+// takeCall records a call of one of the run's tools in the reply; found is false when the call
+// names no tool of the run.
+func takeCall(reply *Reply, tools []screen.Tool, name string, rawArgs json.RawMessage) (found bool, err error) {
+	tool := findTool(tools, name)
+	if tool == nil {
+		return false, nil
+	}
+	args, err := decodeArguments(rawArgs)
+	if err != nil {
+		return true, err
+	}
+	reply.Tool, reply.Args = tool, args
+	return true, nil
 }
 
 // decodeArguments reads tool arguments that arrive either as a JSON string (OpenAI, usually

@@ -1,6 +1,6 @@
-// Command gen extracts from OpenAI's OpenAPI document the component schemas
-// reachable from a few root schemas and writes them as one JSON document that
-// package spec embeds.
+// Command gen extracts from a provider's OpenAPI document (OpenAI's, Mistral's)
+// the component schemas reachable from a few root schemas (-roots) and writes
+// them as one JSON document that package spec embeds.
 //
 // It is its own Go module so that the YAML parser it needs never becomes a
 // dependency of the tabscreen module (nor of the R package's build).
