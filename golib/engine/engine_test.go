@@ -371,6 +371,7 @@ func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 
 func TestFailedAttemptsAndUnforcedModelsRetryWithinMaxTries(t *testing.T) {
 	noTool := `{"model":"m","content":[{"type":"text","text":"include"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`
+	quick := map[string]string{"retry-after-ms": "1"} // keeps the test's waits short
 	withTool := `{"model":"m","content":[{"type":"tool_use","name":"inclusion_decision_simple","input":{"decision_llm":"1"}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":1}}`
 	cases := []struct {
 		name     string
@@ -381,11 +382,11 @@ func TestFailedAttemptsAndUnforcedModelsRetryWithinMaxTries(t *testing.T) {
 		requests int64
 	}{
 		{"B: no call from an unforced model is retried up to max_tries", "b", false,
-			func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, noTool }, false, 4},
+			func(int64, map[string]any) (int, map[string]string, string) { return 200, quick, noTool }, false, 4},
 		{"B: an unforced model that calls on the third try", "b", false,
 			func(n int64, _ map[string]any) (int, map[string]string, string) {
 				if n < 3 {
-					return 200, nil, noTool
+					return 200, quick, noTool
 				}
 				return 200, nil, withTool
 			}, true, 3},
