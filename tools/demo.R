@@ -1,10 +1,15 @@
-# make demo [PROVIDER=a]: screens the bundled example references end to end.
-# With PROVIDER_A_API_KEY set it uses the real endpoint (and costs a few cents); otherwise it
-# starts the local fake provider, which answers in the same protocol with made-up decisions.
+# make demo [PROVIDER=a|b|c]: screens the bundled example references end to end.
+# With the provider's key set (PROVIDER_A_API_KEY, PROVIDER_B_API_KEY or PROVIDER_C_API_KEY) it
+# uses the real endpoint (and costs a few cents); otherwise it starts the local fake provider,
+# which answers in the same protocol with made-up decisions.
 suppressPackageStartupMessages(library(tabscreen))
-provider <- commandArgs(TRUE)[1]
+provider <- tolower(commandArgs(TRUE)[1])
 if (is.na(provider)) provider <- "a"
-if (provider != "a") stop("this version of the demo screens with provider A only", call. = FALSE)
+if (!provider %in% c("a", "b", "c")) stop("PROVIDER must be a, b or c", call. = FALSE)
+screen <- list(a = "tabscreen_a.tools", b = "tabscreen_b", c = "tabscreen_c")[[provider]]
+real_url <- list(a = "https://api.openai.com/v1/chat/completions", b = "https://api.anthropic.com",
+                 c = "https://api.mistral.ai/v1/chat/completions")[[provider]]
+key_var <- paste0("PROVIDER_", toupper(provider), "_API_KEY")
 
 prompt <- paste(
   "We are screening studies for a systematic review of Functional Family Therapy (FFT) for young",
@@ -13,25 +18,24 @@ prompt <- paste(
 )
 data <- filges2015_dat
 
-key <- Sys.getenv("PROVIDER_A_API_KEY")
-if (nzchar(key)) {
-  cli::cli_alert_info("{.envvar PROVIDER_A_API_KEY} is set: screening with the real provider A endpoint.")
-  api_url <- "https://api.openai.com/v1/chat/completions"
+if (nzchar(Sys.getenv(key_var))) {
+  cli::cli_alert_info("{.envvar {key_var}} is set: screening with the real provider {toupper(provider)} endpoint.")
+  api_url <- real_url
 } else {
   fake <- tabscreen:::fake_provider_start(latency_ms = 150)
   on.exit(fake$stop(), add = TRUE)
-  Sys.setenv(PROVIDER_A_API_KEY = "sk-demo-fake-provider")
+  do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))
+  api_url <- list(a = fake$url, b = fake$url_b, c = fake$url_c)[[provider]]
   cli::cli_alert_warning(c(
-    "{.envvar PROVIDER_A_API_KEY} is not set: screening against the LOCAL FAKE provider at ",
-    "{.url {fake$base_url}}. Its decisions are random, not a model's."
+    "{.envvar {key_var}} is not set: screening against the LOCAL FAKE provider at ",
+    "{.url {api_url}}. Its decisions are random, not a model's."
   ))
-  api_url <- fake$url
 }
 
-result <- tabscreen_a.tools(
-  data, prompt = prompt, title = title, abstract = abstract, studyid = studyid,
+result <- do.call(screen, list(
+  data, prompt = prompt, title = "title", abstract = "abstract", studyid = "studyid",
   api_url = api_url, reps = 3, rpm = 5000
-)
+))
 print(result)
 cat("\nAggregated decisions against the human decisions (human_code: 1 = included):\n")
 agg <- result$answer_data_aggregated
