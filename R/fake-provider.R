@@ -11,7 +11,8 @@
 #   max_concurrency                                requests served at once before 429
 #   faults = list("500" = 0.1, hang = 0.01)        probability per request of each fault kind:
 #                                                  "429", "quota", "500", "502", "503", "504", "hang",
-#                                                  "drop", "malformed", "no_tool", "bad_args", "bad_enum"
+#                                                  "drop", "malformed", "no_tool", "bad_args", "bad_enum",
+#                                                  "529" (B; 503 elsewhere), "finish_error" (C; 500 elsewhere)
 #   fail_first_n = list(kind = "500", n = 3)       the next n valid requests get that fault
 #   fail_matching = list(substring = "x", kind = "500", n = 0)
 #                                                  requests whose user message contains substring
@@ -19,6 +20,10 @@
 #                                                  weights of enum values in the tool arguments
 #   seed, invalid_keys, retry_after_ms, snapshot, tpm, reasoning_tokens, cached_fraction,
 #   allow_unknown_fields, keep_requests
+#   anthropic_thinking_by_default, anthropic_no_forced_tool, anthropic_no_disable_thinking,
+#   anthropic_no_prefill                           provider B model rules (substrings of model names)
+#   mistral_no_reasoning_effort, mistral_args_as_object
+#                                                  provider C model rule (name prefixes), argument form
 
 # Path of the tabscreen-fake program: $TABSCREEN_FAKE_BIN, else the one installed with the package.
 fake_provider_bin <- function() {
@@ -47,11 +52,14 @@ fake_provider_available <- function() {
 }
 
 # Start a fake provider on a free port of 127.0.0.1. `...` are settings (see above).
-# Returns a list:
-#   $url        the chat completions URL, http://127.0.0.1:PORT/v1/chat/completions
+# One program serves the three protocols (the path picks one). Returns a list:
+#   $url        provider A's chat completions URL, http://127.0.0.1:PORT/v1/chat/completions
 #   $base_url   http://127.0.0.1:PORT/v1
+#   $url_b      provider B's base URL, http://127.0.0.1:PORT (the client appends /v1/messages)
+#   $url_c      provider C's chat completions URL, http://127.0.0.1:PORT/mistral/v1/chat/completions
 #   $port, $process (the processx process)
-#   $stats()    the counters, as a list
+#   $stats()    the counters, as a list (all protocols; $by_protocol$openai, $anthropic, $mistral
+#               hold each one's requests_total, valid, invalid, unauthorized, answered, by_status)
 #   $configure(..., .replace = FALSE)  change settings at run time (.replace: others to defaults)
 #   $requests(n = NULL)  the last requests received (credentials replaced by their length)
 #   $reset()    zero the counters
@@ -85,6 +93,8 @@ fake_provider_start <- function(..., .bin = NULL, .timeout = 10) {
   structure(list(
     url = paste0(root, "/v1/chat/completions"),
     base_url = paste0(root, "/v1"),
+    url_b = root,
+    url_c = paste0(root, "/mistral/v1/chat/completions"),
     port = port,
     process = proc,
     stats = function() fake_http(state, "GET", "/_fake/stats"),

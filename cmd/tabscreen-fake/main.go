@@ -102,6 +102,11 @@ func run(args []string) error {
 		}
 	}
 
+	// The signal handler is in place before anyone can learn the port: a SIGTERM sent as soon as
+	// the port file appears must stop the server cleanly, not kill the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
 	srv, err := fakeprovider.New(cfg)
 	if err != nil {
 		return err
@@ -119,8 +124,6 @@ func run(args []string) error {
 	}
 	fmt.Printf("listening on http://%s\n", addr)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if *watchStdin {
 		go func() {
 			_, _ = io.Copy(io.Discard, os.Stdin)

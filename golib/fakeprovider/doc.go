@@ -13,7 +13,20 @@
 // Layout: the protocol-neutral server (routing, limits, faults, latency,
 // counters) lives in server.go, chat.go, limits.go, stats.go, config.go,
 // args.go and random.go; each wire protocol is one protocol implementation in
-// its own files (openai*.go now; Anthropic Messages and Mistral later).
+// its own files (protocol.go says how to add one). One server speaks all
+// three protocols, chosen by the path:
+//
+//	POST .../v1/messages                    Anthropic Messages (anthropic*.go; provider B;
+//	                                        headers x-api-key and anthropic-version)
+//	POST /mistral/.../chat/completions      Mistral chat completions (mistral*.go; provider C;
+//	                                        e.g. /mistral/v1/chat/completions)
+//	POST .../chat/completions (any other)   OpenAI Chat Completions (openai*.go; provider A;
+//	                                        e.g. /v1/chat/completions)
+//
+// Configuration, faults, limits and counters are shared; GET /_fake/stats
+// also splits the counts by protocol (by_protocol). Fault kinds that only one
+// protocol has become the nearest common kind in the others: "529" is a 503
+// but for Anthropic, "finish_error" a 500 but for Mistral.
 //
 // Endpoints besides the protocols' own:
 //

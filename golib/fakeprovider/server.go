@@ -260,8 +260,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.counters.notFound.Add(1)
-	s.notFoundProtocol(r.URL.Path).writeFailure(w, &failure{kind: failNotFound,
-		message: "Invalid URL (" + r.Method + " " + r.URL.Path + ")"})
+	p := s.notFoundProtocol(r.URL.Path)
+	w.Header().Set(requestIDHeader(p), randomID("req_", 32, hash(saltID, uint64(time.Now().UnixNano()))))
+	p.writeFailure(w, &failure{kind: failNotFound, message: "Invalid URL (" + r.Method + " " + r.URL.Path + ")"})
 }
 
 // notFoundProtocol is the protocol that words a 404 for path: one that owns

@@ -194,6 +194,188 @@ test_that("rate limit: at most rpm/60 requests in any second", {
   expect_identical(st$refused_rate, 2L)
 })
 
+# Provider B (Anthropic Messages) ---------------------------------------------------------------
+
+fake_body_b <- function(user = "Title: A trial\nAbstract: Something.", model = "claude-haiku-5-5",
+                        tool_choice = list(type = "tool", name = "record_decision"),
+                        thinking = list(type = "disabled"), max_tokens = 1024L) {
+  tool <- fake_tool()[["function"]]
+  body <- list(
+    model = model, max_tokens = max_tokens, system = "You screen records.",
+    messages = list(list(role = "user", content = user)),
+    tools = list(list(name = tool$name, description = tool$description, strict = TRUE,
+                      input_schema = tool$parameters)),
+    tool_choice = tool_choice, thinking = thinking
+  )
+  Filter(Negate(is.null), body)
+}
+
+# POST to provider B's endpoint under `base` (fp$url_b), with its headers; NULL leaves one out.
+fake_post_b <- function(base, body, key = "sk-ant-test-0123456789", version = "2023-06-01") {
+  req <- httr2::request(paste0(base, "/v1/messages"))
+  req <- httr2::req_options(req, noproxy = "*")
+  req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  req <- httr2::req_retry(req, max_tries = 1, is_transient = function(resp) FALSE)
+  headers <- list(`x-api-key` = key, `anthropic-version` = version)
+  req <- do.call(httr2::req_headers, c(list(req), Filter(Negate(is.null), headers)))
+  req <- if (is.character(body)) {
+    httr2::req_body_raw(req, body, type = "application/json")
+  } else {
+    httr2::req_body_json(req, body)
+  }
+  httr2::req_perform(req)
+}
+
+expect_b_error <- function(resp, status, type, message = NULL) {
+  expect_identical(httr2::resp_status(resp), status)
+  out <- resp_json(resp)
+  expect_identical(out$type, "error")
+  expect_identical(out$error$type, type)
+  expect_match(out$request_id, "^req_")
+  expect_identical(out$request_id, httr2::resp_header(resp, "request-id"))
+  if (!is.null(message)) expect_match(out$error$message, message, fixed = TRUE)
+  invisible(out)
+}
+
+test_that("provider B: a valid Messages request gets a tool_use block", {
+  fp <- local_fake_provider()
+  expect_match(fp$url_b, "^http://127\\.0\\.0\\.1:[0-9]+$")
+  resp <- fake_post_b(fp$url_b, fake_body_b())
+  expect_identical(httr2::resp_status(resp), 200L)
+  expect_match(httr2::resp_header(resp, "request-id"), "^req_")
+  reset <- httr2::resp_header(resp, "anthropic-ratelimit-requests-reset")
+  expect_false(is.na(as.POSIXct(reset, format = "%Y-%m-%dT%H:%M:%SZ", tz = "UTC")))
+  expect_true(nzchar(httr2::resp_header(resp, "anthropic-ratelimit-tokens-remaining")))
+  out <- resp_json(resp)
+  expect_identical(out$type, "message")
+  expect_identical(out$model, "claude-haiku-5-5")
+  expect_identical(out$stop_reason, "tool_use")
+  types <- vapply(out$content, function(b) b$type, "")
+  expect_identical(types, "tool_use")
+  call <- out$content[[1]]
+  expect_identical(call$name, "record_decision")
+  expect_true(call$input$decision %in% c("1", "0", "1.1"))
+  expect_true(call$input$confidence >= 0 && call$input$confidence <= 1)
+  expect_gt(out$usage$input_tokens, 0)
+  expect_true(all(c("output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens") %in%
+                    names(out$usage)))
+
+  # thinking on by default (Claude 5.5) with tool_choice auto: a thinking block comes first
+  out <- resp_json(fake_post_b(fp$url_b, fake_body_b(model = "claude-sonnet-5-5", thinking = NULL,
+                                                    tool_choice = list(type = "auto"))))
+  expect_identical(vapply(out$content, function(b) b$type, ""), c("thinking", "tool_use"))
+})
+
+test_that("provider B: invalid requests get a 400 or 401 in Anthropic's shape", {
+  fp <- local_fake_provider()
+  expect_b_error(fake_post_b(fp$url_b, fake_body_b(), version = NULL), 400L, "invalid_request_error",
+                 "anthropic-version")
+  expect_b_error(fake_post_b(fp$url_b, fake_body_b(), key = NULL), 401L, "authentication_error")
+  expect_b_error(fake_post_b(fp$url_b, fake_body_b(max_tokens = 1024.5)), 400L, "invalid_request_error",
+                 "max_tokens: Input should be a valid integer")
+  expect_b_error(fake_post_b(fp$url_b, fake_body_b(thinking = list(type = "adaptive"))), 400L,
+                 "invalid_request_error", "Thinking may not be enabled when tool_choice forces tool use")
+  expect_b_error(fake_post_b(fp$url_b, fake_body_b(model = "claude-opus-5-5", thinking = NULL)), 400L,
+                 "invalid_request_error", "not supported for model claude-opus-5-5")
+  prefill <- fake_body_b()
+  prefill$messages <- c(prefill$messages, list(list(role = "assistant", content = "{")))
+  expect_b_error(fake_post_b(fp$url_b, prefill), 400L, "invalid_request_error", "prefill not supported")
+  expect_b_error(fake_post_b(fp$url_b, c(fake_body_b(), list(top_p = 1, seed = 1L))), 400L,
+                 "invalid_request_error", "seed: Extra inputs are not permitted")
+})
+
+test_that("provider B: faults in Anthropic's shapes", {
+  fp <- local_fake_provider(retry_after_ms = 20)
+  fp$configure(fail_first_n = list(kind = "529", n = 1))
+  resp <- fake_post_b(fp$url_b, fake_body_b())
+  expect_b_error(resp, 529L, "overloaded_error")
+  expect_identical(httr2::resp_header(resp, "retry-after"), "1")
+  fp$configure(fail_first_n = list(kind = "quota", n = 1))
+  resp <- fake_post_b(fp$url_b, fake_body_b())
+  expect_b_error(resp, 429L, "rate_limit_error")
+  expect_null(httr2::resp_header(resp, "retry-after"))
+  fp$configure(fail_first_n = list(kind = "429", n = 1))
+  resp <- fake_post_b(fp$url_b, fake_body_b())
+  expect_b_error(resp, 429L, "rate_limit_error")
+  expect_identical(httr2::resp_header(resp, "retry-after"), "1")
+  expect_identical(httr2::resp_status(fake_post_b(fp$url_b, fake_body_b())), 200L)
+  st <- fp$stats()
+  expect_identical(st$by_fault[["529"]], 1L)
+  expect_identical(st$by_fault[["quota"]], 1L)
+})
+
+# Provider C (Mistral chat completions) -----------------------------------------------------------
+
+fake_body_c <- function(...) fake_body(model = "mistral-small-latest", random_seed = 42L, ...)
+
+test_that("provider C: a valid request gets a tool call; unknown fields get a 422", {
+  fp <- local_fake_provider()
+  expect_identical(fp$url_c, sub("/v1/chat/completions$", "/mistral/v1/chat/completions", fp$url))
+  resp <- fake_post(fp$url_c, fake_body_c())
+  expect_identical(httr2::resp_status(resp), 200L)
+  expect_true(nzchar(httr2::resp_header(resp, "x-ratelimit-remaining-req-minute")))
+  out <- resp_json(resp)
+  expect_identical(out$model, "mistral-small-latest")
+  choice <- out$choices[[1]]
+  expect_identical(choice$finish_reason, "tool_calls")
+  expect_identical(choice$message$content, "")
+  call <- choice$message$tool_calls[[1]]
+  args <- jsonlite::fromJSON(call[["function"]]$arguments)
+  expect_true(args$decision %in% c("1", "0", "1.1"))
+  expect_identical(names(out$usage), c("prompt_tokens", "completion_tokens", "total_tokens"))
+
+  for (field in list(list(seed = 1L), list(max_completion_tokens = 300L), list(verbosity = "low"))) {
+    resp <- fake_post(fp$url_c, do.call(fake_body_c, field))
+    expect_identical(httr2::resp_status(resp), 422L)
+    detail <- resp_json(resp)$detail
+    expect_length(detail, 1L)
+    expect_identical(detail[[1]]$type, "extra_forbidden")
+    expect_identical(detail[[1]]$loc, list("body", names(field)))
+    expect_identical(detail[[1]]$msg, "Extra inputs are not permitted")
+  }
+  resp <- fake_post(fp$url_c, fake_body_c(model = "ministral-8b-latest"))
+  expect_identical(httr2::resp_status(resp), 422L)
+  expect_identical(resp_json(resp)$param, "reasoning_effort")
+
+  fp$configure(mistral_args_as_object = TRUE, fail_first_n = list(kind = "finish_error", n = 1))
+  expect_identical(resp_json(fake_post(fp$url_c, fake_body_c()))$choices[[1]]$finish_reason, "error")
+  call <- resp_json(fake_post(fp$url_c, fake_body_c()))$choices[[1]]$message$tool_calls[[1]]
+  expect_true(is.list(call[["function"]]$arguments))
+  fp$configure(fail_first_n = list(kind = "quota", n = 1))
+  resp <- fake_post(fp$url_c, fake_body_c())
+  expect_identical(httr2::resp_status(resp), 429L)
+  expect_identical(httr2::resp_header(resp, "x-ratelimit-limit-req-minute"), "0")
+})
+
+test_that("one program serves A, B and C; the counters cover all three", {
+  fp <- local_fake_provider()
+  fake_post(fp$url, fake_body())
+  fake_post_b(fp$url_b, fake_body_b())
+  fake_post_b(fp$url_b, fake_body_b(max_tokens = "1024"))
+  fake_post(fp$url_c, fake_body_c())
+  fake_post(fp$url_c, fake_body_c(seed = 1L))
+  fake_post(fp$url_c, fake_body_c(), key = NULL)
+  st <- fp$stats()
+  expect_identical(st$requests_total, 6L)
+  expect_identical(st$valid, 3L)
+  expect_identical(st$invalid, 2L)
+  expect_identical(st$unauthorized, 1L)
+  expect_identical(st$answered, 3L)
+  expect_identical(st$by_status[["200"]], 3L)
+  expect_identical(st$by_status[["400"]], 1L)
+  expect_identical(st$by_status[["422"]], 1L)
+  expect_identical(st$by_status[["401"]], 1L)
+  expect_identical(st$by_protocol$openai$answered, 1L)
+  b <- st$by_protocol$anthropic
+  expect_identical(c(b$requests_total, b$valid, b$invalid, b$answered), c(2L, 1L, 1L, 1L))
+  expect_identical(b$by_status[["400"]], 1L)
+  m <- st$by_protocol$mistral
+  expect_identical(c(m$requests_total, m$valid, m$invalid, m$unauthorized, m$answered), c(3L, 1L, 1L, 1L, 1L))
+  expect_identical(m$by_status[["422"]], 1L)
+  fp$reset()
+  expect_identical(fp$stats()$by_protocol$mistral$requests_total, 0L)
+})
+
 test_that("stop() ends the program; a missing program is a classed error", {
   fp <- fake_provider_start()
   expect_true(fp$is_alive())
