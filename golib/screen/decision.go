@@ -59,7 +59,8 @@ func ReadDecision(args map[string]any, tool *Tool) (Decision, error) {
 	if s, ok := args[DescriptionField].(string); ok {
 		d.Description, d.HasDescription = s, true
 	}
-	if c, ok := args[ConfidenceField].(float64); ok {
+	// A confidence outside 0-100 is not trusted: the decision stands, the confidence is missing.
+	if c, ok := args[ConfidenceField].(float64); ok && c >= 0 && c <= 100 {
 		d.Confidence, d.HasConfidence = c, true
 	}
 	return d, nil

@@ -235,3 +235,15 @@ func TestCostPricesCacheWritesAtTheirOwnRate(t *testing.T) {
 		t.Fatalf("in %g (want %g) out %g", in, want, out)
 	}
 }
+
+func TestConfidenceOutsideItsRangeIsMissing(t *testing.T) {
+	tool := BuiltinTool(true, false, true)
+	for raw, want := range map[string]bool{`80`: true, `0`: true, `100`: true, `101`: false, `-3`: false, `"high"`: false} {
+		var args map[string]any
+		_ = json.Unmarshal([]byte(`{"decision_llm":"1","confidence":`+raw+`}`), &args)
+		d, err := ReadDecision(args, &tool)
+		if err != nil || d.Binary != 1 || d.HasConfidence != want {
+			t.Errorf("confidence %s: %+v %v", raw, d, err)
+		}
+	}
+}
