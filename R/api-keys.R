@@ -2,8 +2,8 @@
 #'
 #' The screening functions read their provider's API key from an environment variable, so that
 #' the key never has to be written in a script: `PROVIDER_A_API_KEY` for [tabscreen_a.tools()]
-#' ([get_api_key()]), `PROVIDER_B_API_KEY` for `tabscreen_b()` ([get_api_key_b()]) and
-#' `PROVIDER_C_API_KEY` for `tabscreen_c()` ([get_api_key_c()]).
+#' ([get_api_key()]), `PROVIDER_B_API_KEY` for [tabscreen_b()] ([get_api_key_b()]) and
+#' `PROVIDER_C_API_KEY` for [tabscreen_c()] ([get_api_key_c()]).
 #'
 #' There are three ways to provide a key:
 #' * For the current session only: `set_api_key()`. In an interactive session it asks for the key

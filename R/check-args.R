@@ -148,9 +148,12 @@ check_per_model <- function(x, arg, models, whole, call = rlang::caller_env()) {
   rep_len(as.numeric(x), n)
 }
 
-check_top_p <- function(top_p, call = rlang::caller_env()) {
-  if (!is.numeric(top_p) || length(top_p) == 0 || anyNA(top_p) || any(top_p < 0 | top_p > 1)) {
-    abort_arg("{.arg top_p} must hold numbers between 0 and 1.",
+# top_p: one or more values in [0, 1], or in (0, 1] where the protocol excludes 0 (provider C).
+check_top_p <- function(top_p, exclude_zero = FALSE, call = rlang::caller_env()) {
+  low_ok <- if (is.numeric(top_p)) (if (exclude_zero) top_p > 0 else top_p >= 0) else FALSE
+  if (!is.numeric(top_p) || length(top_p) == 0 || anyNA(top_p) || any(!low_ok | top_p > 1)) {
+    range <- if (exclude_zero) "above 0 and at most 1" else "between 0 and 1"
+    abort_arg("{.arg top_p} must hold numbers {range}.",
       class = "tabscreen_error_top_p", arg = "top_p", call = call)
   }
   if (anyDuplicated(top_p)) {
@@ -160,8 +163,10 @@ check_top_p <- function(top_p, call = rlang::caller_env()) {
   invisible(as.numeric(top_p))
 }
 
-check_role <- function(role, call = rlang::caller_env()) {
-  roles <- c("user", "system", "developer")
+# role: the roles the provider's protocol gives the question's message (A: user, system,
+# developer; B: user only, the Messages protocol has no system role; C: user only, its protocol
+# wants the last message from the user).
+check_role <- function(role, roles = c("user", "system", "developer"), call = rlang::caller_env()) {
   if (!rlang::is_string(role)) {
     abort_arg("{.arg role} must be a single string, one of {.val {roles}}.",
       class = "tabscreen_error_role", arg = "role", call = call)
@@ -265,18 +270,114 @@ effective_cutoffs <- function(upper, lower) {
   list(upper = upper, lower = lower)
 }
 
-# tools: NULL, a list of function tools in the provider's format, or their JSON text.
-# Returns list(tools, tool_choice) as values for the run options.
+# tools: NULL, a list of function tools in the provider's format, or their JSON text. The
+# check_tools*() functions return list(tools, tool_choice) as values for the run options.
+
+# Provider A's tools and tool_choice (the Chat Completions shapes).
 check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
   if (is.null(tools)) {
-    if (!is.null(tool_choice)) {
-      abort_arg(c("{.arg tool_choice} is given without {.arg tools}.",
-        "i" = "The built-in tool is always called; set {.arg tool_choice} only with custom {.arg tools}."),
-        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-    }
+    check_no_tool_choice(tool_choice, call = call)
     return(list(tools = NULL, tool_choice = NULL))
   }
-  shape <- c("i" = "Give a list of tools, each {.code list(type = \"function\", `function` = list(name = ..., description = ..., parameters = ...))}, or their JSON text.")
+  parsed <- parse_tools(tools, tool_format$chat, call = call)
+  names <- parsed$names
+  if (is.null(tool_choice)) {
+    tool_choice <- "auto"
+  } else if (is.character(tool_choice)) {
+    modes <- c("auto", "none", "required")
+    if (length(tool_choice) != 1 || is.na(tool_choice) || !(tool_choice %in% c(modes, names))) {
+      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list.",
+        "i" = "See the provider's documentation of {.field tool_choice}."),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    if (!tool_choice %in% modes) {
+      tool_choice <- list(type = "function", `function` = list(name = tool_choice))
+    }
+  } else if (!is.list(tool_choice)) {
+    abort_arg("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.",
+      class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+  }
+  list(tools = parsed$value, tool_choice = tool_choice)
+}
+
+# Provider B's tools (the Messages shape: name, description, input_schema). The protocol's
+# tool_choice is the package's: the built-in tool is forced where the model allows it, custom
+# tools are offered with tool_choice auto.
+check_tools_b <- function(tools, call = rlang::caller_env()) {
+  if (is.null(tools)) {
+    return(list(tools = NULL, tool_choice = NULL))
+  }
+  list(tools = parse_tools(tools, tool_format$messages, call = call)$value, tool_choice = NULL)
+}
+
+# Provider C's tools (the Chat Completions shape) and tool_choice: "auto", "none", "any",
+# "required" or list(type = "function", `function` = list(name = <one of the tools>)).
+check_tools_c <- function(tools, tool_choice, call = rlang::caller_env()) {
+  if (is.null(tools)) {
+    check_no_tool_choice(tool_choice, call = call)
+    return(list(tools = NULL, tool_choice = NULL))
+  }
+  parsed <- parse_tools(tools, tool_format$chat, call = call)
+  names <- parsed$names
+  modes <- c("auto", "none", "any", "required")
+  fix <- c(
+    "i" = "Give one of {.val {modes}}, or {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))} to force one of the {.arg tools} ({.val {names}}).",
+    "i" = "Leave it {.code NULL} for {.val auto}."
+  )
+  if (is.null(tool_choice)) {
+    tool_choice <- "auto"
+  } else if (is.character(tool_choice)) {
+    if (length(tool_choice) != 1 || is.na(tool_choice) || !tool_choice %in% modes) {
+      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+  } else {
+    fun <- if (is.list(tool_choice)) tool_choice[["function"]] else NULL
+    ok <- is.list(tool_choice) && identical(tool_choice$type, "function") && is.list(fun) &&
+      rlang::is_string(fun$name) && fun$name %in% names &&
+      setequal(names(tool_choice), c("type", "function")) && identical(names(fun), "name")
+    if (!ok) {
+      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function of {.arg tools}.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+  }
+  list(tools = parsed$value, tool_choice = tool_choice)
+}
+
+check_no_tool_choice <- function(tool_choice, call) {
+  if (!is.null(tool_choice)) {
+    abort_arg(c("{.arg tool_choice} is given without {.arg tools}.",
+      "i" = "The built-in tool is always called; set {.arg tool_choice} only with custom {.arg tools}."),
+      class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+  }
+  invisible()
+}
+
+# The two shapes of a function tool: the Chat Completions one (providers A and C) and the Messages
+# one (provider B). `name` reads a tool's name (NA when the tool is not of the shape).
+tool_format <- list(
+  chat = list(
+    shape = "each {.code list(type = \"function\", `function` = list(name = ..., description = ..., parameters = ...))}",
+    lacks = "{.code function$name}",
+    name = function(t) {
+      fun <- if (is.list(t)) t[["function"]] else NULL
+      if (is.list(fun) && rlang::is_string(fun$name)) fun$name else NA_character_
+    }
+  ),
+  messages = list(
+    shape = "each {.code list(name = ..., description = ..., input_schema = list(type = \"object\", properties = ...))}",
+    lacks = "{.code name} and {.code input_schema}",
+    name = function(t) {
+      ok <- is.list(t) && rlang::is_string(t$name) && is.list(t$input_schema)
+      if (ok) t$name else NA_character_
+    }
+  )
+)
+
+# A list of tools, or their JSON text, in one of the shapes of `tool_format`. Returns the value for
+# the run options and the tools' names.
+parse_tools <- function(tools, format, call) {
+  shape <- c("i" = paste0("Give a list of tools, ", format$shape, ", or their JSON text."))
   parsed <- tools
   if (is.character(tools)) {
     if (length(tools) != 1 || is.na(tools)) {
@@ -296,33 +397,14 @@ check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
       if (!is.null(names(parsed))) c("i" = "A single tool must be wrapped: {.code tools = list(my_tool)}."), shape),
       class = "tabscreen_error_tools", arg = "tools", call = call)
   }
-  names <- vapply(parsed, function(t) {
-    fun <- if (is.list(t)) t[["function"]] else NULL
-    if (is.list(fun) && rlang::is_string(fun$name)) fun$name else NA_character_
-  }, character(1))
+  names <- vapply(parsed, format$name, character(1))
   if (anyNA(names)) {
-    abort_arg(c("Tool{?s} {which(is.na(names))} of {.arg tools} {?has/have} no {.code function$name}.", shape),
+    abort_arg(c(paste0("Tool{?s} {which(is.na(names))} of {.arg tools} {?has/have} no ", format$lacks, "."), shape),
       class = "tabscreen_error_tools", arg = "tools", call = call)
   }
   # JSON text parsed without simplification keeps its arrays; an R list needs help with length-one ones
   value <- if (is.character(tools)) parsed else json_arrays(tools, c("required", "enum"))
-  if (is.null(tool_choice)) {
-    tool_choice <- "auto"
-  } else if (is.character(tool_choice)) {
-    modes <- c("auto", "none", "required")
-    if (length(tool_choice) != 1 || is.na(tool_choice) || !(tool_choice %in% c(modes, names))) {
-      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list.",
-        "i" = "See the provider's documentation of {.field tool_choice}."),
-        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-    }
-    if (!tool_choice %in% modes) {
-      tool_choice <- list(type = "function", `function` = list(name = tool_choice))
-    }
-  } else if (!is.list(tool_choice)) {
-    abort_arg("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.",
-      class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-  }
-  list(tools = value, tool_choice = tool_choice)
+  list(value = value, names = names)
 }
 
 # JSON Schema keywords whose value is always an array: keep them arrays when jsonlite unboxes
@@ -366,4 +448,112 @@ check_extra_body <- function(dots, reserved, call = rlang::caller_env()) {
       class = "tabscreen_error_dots", arg = "...", call = call)
   }
   dots
+}
+
+# The TRUE/FALSE arguments of a screening function, read from its frame.
+check_flags <- function(env, flags) {
+  for (arg in flags) {
+    check_flag(get(arg, envir = env), arg, call = env)
+  }
+  invisible()
+}
+
+# max_tokens (provider B): a whole number of at least 1, sent as an integer.
+check_max_tokens <- function(max_tokens, call = rlang::caller_env()) {
+  ok <- is.numeric(max_tokens) && length(max_tokens) == 1 && !is.na(max_tokens) && is.finite(max_tokens) &&
+    max_tokens >= 1 && max_tokens == round(max_tokens) && max_tokens <= .Machine$integer.max
+  if (!ok) {
+    abort_arg(c("{.arg max_tokens} must be a whole number of at least 1.",
+      "i" = "It caps the output of each answer, thinking included; the default 1024 leaves room for a decision with a description."),
+      class = "tabscreen_error_max_tokens", arg = "max_tokens", call = call)
+  }
+  as.integer(max_tokens)
+}
+
+# The arguments in `...` of a screening function (or of screen_errors()) for a provider: named,
+# not fields the package sets, and for provider C fields of its request schema, which rejects any
+# other with 422.
+check_dots <- function(provider, dots, call = rlang::caller_env()) {
+  dots <- check_extra_body(dots, reserved_body(provider), call = call)
+  if (provider == "c") {
+    unknown <- setdiff(names(dots), mistral_request_fields)
+    if (length(unknown) > 0) {
+      hints <- unname(dots_hints_c[intersect(unknown, names(dots_hints_c))])
+      allowed <- setdiff(mistral_request_fields, names(reserved_body_c))
+      abort_arg(c("{.arg ...} sets {.field {unknown}}, which {?is not a field/are not fields} of provider C's request.",
+        "x" = "Its API answers every request with an unknown field with HTTP 422.",
+        stats::setNames(hints, rep("i", length(hints))),
+        "i" = "The fields that may be set through {.arg ...} are {.field {allowed}}."),
+        class = "tabscreen_error_dots", arg = "...", call = call)
+    }
+  }
+  dots
+}
+
+# Fields of the request body that the package sets, with where to set them instead.
+reserved_body_b <- c(
+  model = "Use the {.arg model} argument.",
+  messages = "The question is built from {.arg prompt}, {.arg title} and {.arg abstract}.",
+  system = "The package sets it for models that cannot be forced to call the tool.",
+  tools = "Use the {.arg tools} argument.",
+  tool_choice = "The built-in tool is forced where the model allows it; custom {.arg tools} are offered with {.val auto}.",
+  max_tokens = "Use the {.arg max_tokens} argument.",
+  thinking = "Use the {.arg reasoning_effort} argument ({.val none} turns thinking off).",
+  output_config = "Use the {.arg reasoning_effort} argument (sent as {.field output_config.effort}).",
+  stream = "Streaming is not supported.",
+  seed = "Provider B has no seed; {.arg seed_par} seeds only the package's own random numbers."
+)
+
+reserved_body_c <- c(
+  model = "Use the {.arg model} argument.",
+  messages = "The question is built from {.arg prompt}, {.arg title} and {.arg abstract}.",
+  tools = "Use the {.arg tools} argument.",
+  tool_choice = "Use the {.arg tool_choice} argument.",
+  top_p = "Use the {.arg top_p} argument.",
+  reasoning_effort = "Use the {.arg reasoning_effort} argument.",
+  random_seed = "Use {.arg seed_par}: it is sent as {.field random_seed} (plus {.code n - 1} for repetition {.code n}).",
+  stream = "Streaming is not supported.",
+  n = "Use {.arg reps} to ask the same question several times."
+)
+
+# The request fields of provider C's chat completions (ChatCompletionRequest in Mistral's OpenAPI
+# document, shared/specs/mistral-chat-completions/openapi.yaml). The schema is closed
+# (additionalProperties: false).
+mistral_request_fields <- c(
+  "model", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "metadata",
+  "messages", "response_format", "tools", "tool_choice", "presence_penalty", "frequency_penalty",
+  "n", "prediction", "parallel_tool_calls", "reasoning_effort", "prompt_mode", "guardrails",
+  "prompt_cache_key", "service_tier", "safe_prompt"
+)
+
+# Fields of other protocols that users carry over to provider C.
+dots_hints_c <- c(
+  seed = "Use {.arg seed_par} (sent as {.field random_seed}).",
+  max_completion_tokens = "Provider C calls it {.field max_tokens}.",
+  verbosity = "Provider C has no {.field verbosity}.",
+  user = "Provider C has no {.field user}; use {.field metadata}."
+)
+
+# Sampling parameters in `...` (provider B): Claude 5 models reject any non-default value, and the
+# older models take temperature or top_p, not both.
+check_sampling_b <- function(model, custom_model, dots, call = rlang::caller_env()) {
+  sampling <- intersect(names(dots), c("temperature", "top_p", "top_k"))
+  if (length(sampling) == 0 || custom_model) {
+    return(invisible())
+  }
+  rules <- model_rules()
+  rules <- rules[rules$provider == "b", , drop = FALSE]
+  ok <- rules$sampling_ok[match(model, rules$model)]
+  refuse <- model[!is.na(ok) & !ok]
+  if (length(refuse) > 0) {
+    abort_arg(c("{.val {refuse}} reject{?s/} non-default sampling parameters, so {.arg ...} must not set {.field {sampling}}.",
+      "i" = "Leave {.field {sampling}} out for {cli::qty(refuse)}{?this model/these models}, or use {.val claude-haiku-4-5}, which takes them."),
+      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
+  }
+  if (all(c("temperature", "top_p") %in% sampling) && any(!is.na(ok))) {
+    abort_arg(c("{.arg ...} sets both {.field temperature} and {.field top_p}.",
+      "i" = "Provider B's models take one of them, not both."),
+      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
+  }
+  invisible()
 }

@@ -3,8 +3,8 @@
 #' List prices in US dollars per million tokens (standard tier, short prompts) of the current
 #' models of the three providers, with the date each price was read and its source. The screening
 #' functions take a model's prices from here to estimate the price before a run and to report it
-#' after; a model of provider A that is not listed needs `custom_model = TRUE` (its price is then
-#' `NA`) or a price row of your own:
+#' after; a model that is not listed needs `custom_model = TRUE` (its price is then `NA`) or a
+#' price row of your own:
 #'
 #' ```
 #' options(tabscreen.model_prizes = data.frame(
@@ -13,15 +13,18 @@
 #' ```
 #'
 #' Rows of that option (columns `model`, `input_per_million`, `output_per_million`, optionally
-#' `cached_input_per_million` and `provider`) come before the rows of this table, so they also
-#' correct a price that has changed. Prices move often: check the providers' price pages.
+#' `cached_input_per_million`, `cache_write_per_million` and `provider`) come before the rows of
+#' this table, so they also correct a price that has changed. Prices move often: check the
+#' providers' price pages.
 #'
-#' Batch processing costs 50% of these prices at all three providers. Provider A charges twice
-#' the input price and 1.5 times the output price for whole requests over 272K input tokens.
-#' Provider B's `claude-haiku-5-5` prices hold for prompts up to 100K tokens (above: input 0.50,
-#' cache read 0.05, output 2.50); see `notes`.
+#' Batch processing costs 50% of these prices at all three providers. Some models have a
+#' long-prompt tier: provider A charges twice the input price and 1.5 times the output price for
+#' whole requests over 272K input tokens (GPT-6 and GPT-5.6 models), and provider B's
+#' `claude-haiku-5-5` prices hold for prompts up to 100K tokens (above: input 0.50, cache read
+#' 0.05, output 2.50). The `long_*` columns hold these tiers; the screening functions, whose
+#' prompts are far shorter, use the standard prices.
 #'
-#' @format A tibble with one row per model and 10 columns:
+#' @format A tibble with one row per model and 14 columns:
 #' \describe{
 #'   \item{provider}{`"a"` (the OpenAI Chat Completions API), `"b"` (Anthropic Messages) or
 #'     `"c"` (Mistral chat completions).}
@@ -32,7 +35,12 @@
 #'   \item{output_per_million}{Price of one million output (completion) tokens, reasoning
 #'     included.}
 #'   \item{cache_write_5m_per_million, cache_write_1h_per_million}{Provider B: price of one
-#'     million tokens written to the prompt cache for 5 minutes or 1 hour.}
+#'     million tokens written to the prompt cache for 5 minutes or 1 hour. The screening price
+#'     counts cache writes at the 5-minute price (the protocol's default).}
+#'   \item{long_prompt_above_tokens}{Where the model has a long-prompt tier: the input tokens of a
+#'     request above which the whole request is priced at the `long_*` prices; `NA` otherwise.}
+#'   \item{long_input_per_million, long_cached_input_per_million, long_output_per_million}{The
+#'     long-prompt tier's prices (`NA` when the model has no tier or the price is not published).}
 #'   \item{price_date}{The date the price was read (`Date`).}
 #'   \item{source}{Where the price was read.}
 #'   \item{notes}{Aliases, long-prompt tiers and surcharges.}

@@ -113,7 +113,7 @@ assemble_llm <- function(rows, price_data, run_date, layout, arg_list, run_info,
 
 # The engine's order: prompt, model (the user's order), top_p (the user's order), record, repetition.
 sort_rows <- function(rows, layout) {
-  top_p_order <- if (layout$has_top_p) match(rows$top_p, layout$top_p) else 0L
+  top_p_order <- if (layout$has_top_p) match(rows$top_p, layout$top_p) else rep(0L, nrow(rows))
   ord <- order(rows$promptid, match(rows$model, layout$models), top_p_order, rows$.record, rows$n)
   rows[ord, , drop = FALSE]
 }
@@ -130,7 +130,7 @@ engine_answers <- function(rows) {
     record = rows$.record,
     promptid = rows$promptid,
     model = rows$model,
-    top_p = if (is.null(rows$top_p)) rep(NA_real_, nrow(rows)) else rows$top_p,
+    top_p = if ("top_p" %in% names(rows)) rows$top_p else rep(NA_real_, nrow(rows)),
     iterations = as.integer(rows$iterations),
     n = rows$n,
     decision_binary = rows$decision_binary,

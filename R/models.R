@@ -3,9 +3,13 @@
 # Two tables, both data:
 # * prices: the data set `model_prizes` (data-raw/model_prizes.csv), plus any rows the user adds or
 #   overrides with options(tabscreen.model_prizes = data.frame(...));
-# * rules: inst/extdata/model_rules.csv, one row per model: the reasoning_effort values it takes,
-#   whether function tools need reasoning_effort "none", whether it takes the reasoning_effort and
-#   verbosity fields and top_p, and its class for the `force` guards. Read once and cached.
+# * rules: inst/extdata/model_rules.csv, one row per model of every provider: the reasoning_effort
+#   values it takes, whether function tools need reasoning_effort "none", whether it takes the
+#   reasoning_effort and verbosity fields and top_p, and its class for the `force` guards
+#   (small_default, small_old, large: provider A's guards; standard: the guards of providers B and
+#   C). Provider B's columns: whether thinking is on by default, whether it can be disabled and at
+#   which efforts, whether a forced tool choice is accepted, whether non-default sampling
+#   parameters are (other providers' rows hold FALSE, "" or TRUE there). Read once and cached.
 # A model is known when it has a price row for the provider. A known model without a rules row (a
 # user's price row) is sent what the user gave, like a custom model.
 
@@ -19,7 +23,9 @@ model_rules <- function() {
       colClasses = c(
         provider = "character", model = "character", reasoning_values = "character",
         tools_need_none = "logical", accepts_reasoning_field = "logical", accepts_verbosity = "logical",
-        top_p_ok = "logical", force_class = "character", notes = "character"
+        top_p_ok = "logical", force_class = "character", thinking_default_on = "logical",
+        can_disable_thinking = "logical", thinking_off_efforts = "character", forced_tool_ok = "logical",
+        sampling_ok = "logical", notes = "character"
       ),
       na.strings = character(), encoding = "UTF-8"
     )
@@ -32,7 +38,8 @@ model_rules <- function() {
 # taking precedence. Rows of the option without a `provider` column apply to every provider.
 price_table <- function(call = rlang::caller_env()) {
   bundled <- as.data.frame(tabscreen::model_prizes)[c(
-    "provider", "model", "input_per_million", "cached_input_per_million", "output_per_million"
+    "provider", "model", "input_per_million", "cached_input_per_million", "output_per_million",
+    "cache_write_5m_per_million"
   )]
   bundled$user <- FALSE
   user <- getOption("tabscreen.model_prizes")
@@ -46,7 +53,7 @@ price_table <- function(call = rlang::caller_env()) {
 }
 
 check_user_prices <- function(user, call) {
-  fix <- c("i" = "Give a data frame with columns {.field model}, {.field input_per_million} and {.field output_per_million} (USD per million tokens), optionally {.field cached_input_per_million} and {.field provider} ({.val a}, {.val b} or {.val c}).")
+  fix <- c("i" = "Give a data frame with columns {.field model}, {.field input_per_million} and {.field output_per_million} (USD per million tokens), optionally {.field cached_input_per_million}, {.field cache_write_per_million} (provider B) and {.field provider} ({.val a}, {.val b} or {.val c}).")
   if (!is.data.frame(user)) {
     abort_arg(c("The option {.code tabscreen.model_prizes} must be a data frame, not {.obj_type_friendly {user}}.", fix),
       class = "tabscreen_error_model_prizes", arg = "tabscreen.model_prizes", call = call)
@@ -67,12 +74,18 @@ check_user_prices <- function(user, call) {
       suppressWarnings(as.numeric(user$cached_input_per_million))
     },
     output_per_million = suppressWarnings(as.numeric(user$output_per_million)),
+    cache_write_5m_per_million = if (is.null(user$cache_write_per_million)) {
+      rep(NA_real_, n)
+    } else {
+      suppressWarnings(as.numeric(user$cache_write_per_million))
+    },
     user = rep(TRUE, n),
     stringsAsFactors = FALSE
   )
   bad <- is.na(out$model) | !nzchar(out$model) |
     !is_nonneg(out$input_per_million) | !is_nonneg(out$output_per_million) |
     !(is.na(out$cached_input_per_million) | is_nonneg(out$cached_input_per_million)) |
+    !(is.na(out$cache_write_5m_per_million) | is_nonneg(out$cache_write_5m_per_million)) |
     !(is.na(out$provider) | out$provider %in% c("a", "b", "c"))
   if (any(bad)) {
     abort_arg(c("Row{?s} {which(bad)} of the option {.code tabscreen.model_prizes} {?is/are} not valid.",
@@ -86,7 +99,8 @@ is_nonneg <- function(x) !is.na(x) & x >= 0
 
 # Look the models up for a provider. Unknown models are an error unless custom_model is TRUE.
 # Returns a data frame, one row per model in the user's order: model, custom, price_in,
-# price_cached_in, price_out, and the rules columns (NA without a rules row).
+# price_cached_in, price_out, price_cache_write (provider B: the 5-minute cache write), and the rules
+# columns (NA without a rules row).
 lookup_models <- function(model, provider, custom_model, call = rlang::caller_env()) {
   prices <- price_table(call = call)
   prices <- prices[is.na(prices$provider) | prices$provider == provider, , drop = FALSE]
@@ -106,10 +120,12 @@ lookup_models <- function(model, provider, custom_model, call = rlang::caller_en
     price_in = prices$input_per_million[hit],
     price_cached_in = prices$cached_input_per_million[hit],
     price_out = prices$output_per_million[hit],
+    price_cache_write = prices$cache_write_5m_per_million[hit],
     stringsAsFactors = FALSE
   )
   cbind(out, rules[rule_hit, c("reasoning_values", "tools_need_none", "accepts_reasoning_field",
-    "accepts_verbosity", "top_p_ok", "force_class"), drop = FALSE], row.names = NULL)
+    "accepts_verbosity", "top_p_ok", "force_class", "thinking_default_on", "can_disable_thinking",
+    "thinking_off_efforts", "forced_tool_ok", "sampling_ok"), drop = FALSE], row.names = NULL)
 }
 
 abort_unknown_model <- function(unknown, known, provider, call) {
@@ -252,6 +268,145 @@ check_force_a <- function(models, reps, force, call = rlang::caller_env()) {
   invisible()
 }
 
+# Provider B: per model, the request that yields exactly one tool call (providers.md 0.2):
+# * effort: output_config.effort. "none" (thinking off) is sent as "low", the least effort; a model
+#   without the field (Haiku 4.5) gets none, and an explicit effort other than "none" is an error;
+#   an explicit effort the model does not take is an error, the default ("medium") is then left out.
+# * thinking: "disabled" when the model can turn thinking off at that effort and either "none" was
+#   asked or the built-in tool is forced; otherwise null (the model's default).
+# * forced_tool: the built-in tool is forced when the model accepts a forced tool choice and thinking
+#   is off (forced tool use and thinking do not mix). Otherwise the model gets tool_choice auto
+#   and an instruction to call the tool (the Go adapter), and an answer without the call is retried.
+# "none" for a model that cannot turn thinking off is an error. A custom model (or a price row
+# without rules) gets only what was given: an effort other than "none" is sent, and then the tool
+# is not forced (the model may think); "none" is sent as thinking "disabled".
+model_settings_b <- function(models, reasoning_effort, given, builtin, call = rlang::caller_env()) {
+  none <- identical(reasoning_effort, "none")
+  lapply(seq_len(nrow(models)), function(i) {
+    m <- models[i, ]
+    if (is.na(m$force_class)) {
+      effort <- if (given && !none) reasoning_effort else NULL
+      thinking <- if (given && none) "disabled" else NULL
+      return(list(
+        reasoning_effort = effort, thinking = thinking, forced_tool = builtin && is.null(effort),
+        allowance_effort = effort
+      ))
+    }
+    values <- split_values(m$reasoning_values)
+    if (!m$accepts_reasoning_field) {
+      if (given && !none) {
+        abort_arg(
+          c("Model {.val {m$model}} does not take a reasoning effort ({.field output_config.effort}).",
+            "i" = "Leave {.arg reasoning_effort} out or set it to {.val none} for this model, or screen it in a separate call."),
+          class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
+        )
+      }
+      effort <- NULL
+    } else if (none) {
+      effort <- "low"
+    } else if (reasoning_effort %in% values) {
+      effort <- reasoning_effort
+    } else if (given) {
+      takes <- c(if (m$can_disable_thinking) "none", values)
+      abort_arg(
+        c("Model {.val {m$model}} does not take {.code reasoning_effort = \"{reasoning_effort}\"}.",
+          "i" = "It takes {.or {.val {takes}}}."),
+        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
+      )
+    } else {
+      effort <- NULL
+    }
+    can_off <- m$can_disable_thinking && (is.null(effort) || effort %in% split_values(m$thinking_off_efforts))
+    if (none && m$thinking_default_on && !can_off) {
+      abort_arg(
+        c("Model {.val {m$model}} cannot turn thinking off, so it does not take {.code reasoning_effort = \"none\"}.",
+          "i" = "Use {.val low}, the least effort, or a model that can, e.g. {.val claude-haiku-5-5}."),
+        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
+      )
+    }
+    want_forced <- builtin && m$forced_tool_ok
+    thinking <- if (can_off && (none || want_forced)) "disabled" else NULL
+    thinking_off <- identical(thinking, "disabled") || !m$thinking_default_on
+    list(
+      reasoning_effort = effort, thinking = thinking, forced_tool = want_forced && thinking_off,
+      allowance_effort = if (thinking_off) NULL else effort %||% "high"
+    )
+  })
+}
+
+# Provider C: reasoning_effort ("none" or "high") goes only to models whose rules take the field,
+# since the others may answer 422; for them "none" is left out and "high" is an error. top_p goes to
+# every known model (it is part of the protocol), to custom models only when given.
+model_settings_c <- function(models, reasoning_effort, top_p, given, call = rlang::caller_env()) {
+  lapply(seq_len(nrow(models)), function(i) {
+    m <- models[i, ]
+    if (is.na(m$force_class)) {
+      return(list(
+        reasoning_effort = if (given$reasoning_effort) reasoning_effort else NULL,
+        send_top_p = given$top_p
+      ))
+    }
+    if (m$accepts_reasoning_field) {
+      values <- split_values(m$reasoning_values)
+      if (!reasoning_effort %in% values) {
+        abort_arg(
+          c("Model {.val {m$model}} does not take {.code reasoning_effort = \"{reasoning_effort}\"}.",
+            "i" = "It takes {.or {.val {values}}}."),
+          class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
+        )
+      }
+      effort <- reasoning_effort
+    } else if (!identical(reasoning_effort, "none")) {
+      abort_arg(
+        c("Model {.val {m$model}} does not reason and is not sent {.arg reasoning_effort}, so it cannot take {.val {reasoning_effort}}.",
+          "i" = "Leave {.arg reasoning_effort} at {.val none} for this model, or use a reasoning model such as {.val mistral-small-latest}."),
+        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
+      )
+    } else {
+      effort <- NULL
+    }
+    if (!m$top_p_ok && any(top_p != 1)) {
+      abort_arg(
+        c("Model {.val {m$model}} does not take a {.arg top_p} other than 1.",
+          "i" = "Keep {.code top_p = 1} for this model, or screen it in a separate call."),
+        class = c("tabscreen_error_model_top_p", "tabscreen_error_model"), arg = "top_p", call = call
+      )
+    }
+    list(reasoning_effort = effort, send_top_p = m$top_p_ok)
+  })
+}
+
+split_values <- function(x) {
+  if (is.na(x) || !nzchar(x)) character() else strsplit(x, "|", fixed = TRUE)[[1]]
+}
+
+# Spec section 8 guards of providers B and C: more than 10 repetitions of a model, or an estimated
+# price above 15 USD (the models with a known price), are refused unless force = TRUE.
+check_force_bc <- function(models, reps, estimate, force, call = rlang::caller_env()) {
+  if (force) {
+    return(invisible())
+  }
+  over <- which(reps > 10)
+  if (length(over) > 0) {
+    model <- models$model[over]
+    abort_arg(
+      c("{reps[over[1]]} repetitions of model {.val {model[1]}} are refused: at most 10 per record without {.code force = TRUE}.",
+        "i" = "Set {.code force = TRUE} if you really mean it."),
+      class = "tabscreen_error_force", arg = "reps", call = call
+    )
+  }
+  price <- sum(estimate$price, na.rm = TRUE)
+  if (price > 15) {
+    abort_arg(
+      c("The screening is refused: its estimated price, {format_dollars(price)}, is above $15.",
+        "i" = "{format_tokens(sum(estimate$requests))} requests, about {format_tokens(sum(estimate$input_tokens))} input and {format_tokens(sum(estimate$output_tokens))} output tokens.",
+        "i" = "Screen fewer records, prompts, models or repetitions, or set {.code force = TRUE} if you really mean it."),
+      class = "tabscreen_error_force", arg = "force", call = call
+    )
+  }
+  invisible()
+}
+
 # Rough completion tokens per answer: about 10 for the decision, more with a description, plus the
 # reasoning the effort buys (0 for "none" or a model without reasoning).
 completion_allowance <- function(effort, decision_description) {
@@ -263,6 +418,12 @@ completion_allowance <- function(effort, decision_description) {
   10 + (if (decision_description) 120 else 0) + reasoning
 }
 
+# The effort that sizes the reasoning of a model's answers: its own setting where the model's
+# settings say (provider B, whose thinking may be off whatever the effort), else reasoning_effort.
+allowance_effort <- function(s) {
+  if ("allowance_effort" %in% names(s)) s$allowance_effort else s$reasoning_effort
+}
+
 # Pre-run price estimate: input tokens ~ characters / 4 of the prompt and the record, plus about
 # 150 tokens of tool schema and framing per request; output tokens from completion_allowance().
 # Returns a data frame per model: requests, input and output tokens and the price (NA when unknown).
@@ -272,7 +433,7 @@ estimate_price <- function(records, prompts, models, settings, reps, n_top_p, de
   per_prompt_chars <- sum(nchar(prompts)) * n + length(prompts) * record_chars
   requests <- length(prompts) * n * n_top_p * reps
   input <- (per_prompt_chars / 4 + 150 * length(prompts) * n) * n_top_p * reps
-  output <- requests * vapply(settings, function(s) completion_allowance(s$reasoning_effort, decision_description), numeric(1))
+  output <- requests * vapply(settings, function(s) completion_allowance(allowance_effort(s), decision_description), numeric(1))
   data.frame(
     model = models$model,
     requests = requests,

@@ -1,8 +1,9 @@
 #' Re-send the failed requests of a screening
 #'
 #' Sends again exactly the requests of a result's `error_data` (the same record, prompt, model,
-#' `top_p` and repetition), with the arguments of the original call stored in the result's
-#' attribute `arg_list`. The new answers join `answer_data` (with your columns and the original
+#' `top_p` and repetition), to the same provider ([tabscreen_a.tools()], [tabscreen_b()] or
+#' [tabscreen_c()]) with the arguments of the original call stored in the result's attribute
+#' `arg_list`. The new answers join `answer_data` (with your columns and the original
 #' repetition number `n`), requests that fail again stay in `error_data`, and the aggregated
 #' decisions and the price are recomputed over the whole screening: the price of the new requests
 #' is added to the price of the first run.
@@ -13,12 +14,14 @@
 #'
 #' @param object A result of class `llm`.
 #' @param api_key The API key; by default read from the provider's environment variable
-#'   ([get_api_key()] for provider A).
+#'   ([get_api_key()] for provider A, [get_api_key_b()] for provider B, [get_api_key_c()] for
+#'   provider C).
 #' @param max_tries,max_seconds,is_transient,backoff,after Retry settings for this re-run; `NULL`
 #'   keeps those of the original call (see [tabscreen_a.tools()]).
 #' @param progress,messages `NULL` to keep those of the original call, or `TRUE`/`FALSE`.
 #' @param ... Fields of the request body to set or replace for this re-run (e.g.
-#'   `max_completion_tokens = 300`).
+#'   `max_completion_tokens = 300` for provider A), checked as in the screening function of the
+#'   result's provider.
 #' @return The updated `llm` object. With no failed requests, `object` unchanged (with a message).
 #' @export
 #' @examples
@@ -74,7 +77,10 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
       if (arg %in% names(options)) options[arg] <- list(value)
     }
   }
-  dots <- check_extra_body(rlang::list2(...), reserved_body(args$provider), call = call)
+  dots <- check_dots(args$provider, rlang::list2(...), call = call)
+  if (identical(args$provider, "b")) {
+    check_sampling_b(args$model, isTRUE(args$custom_model), utils::modifyList(args$dots %||% list(), dots), call = call)
+  }
   if (length(dots) > 0) {
     options$extra_body[names(dots)] <- dots
     args$dots[names(dots)] <- dots
@@ -95,7 +101,7 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
     model = errors$model,
     stringsAsFactors = FALSE
   )
-  if (!is.null(errors$top_p)) jobs$top_p <- errors$top_p
+  if ("top_p" %in% names(errors)) jobs$top_p <- errors$top_p
   jobs$n <- errors$n
   options$jobs <- jobs
   args$run_options$max_tries <- options$max_tries
@@ -134,6 +140,8 @@ provider_env_var <- function(provider) {
 reserved_body <- function(provider) {
   switch(provider,
     a = reserved_body_a,
+    b = reserved_body_b,
+    c = reserved_body_c,
     c(model = "Use the {.arg model} argument.")
   )
 }

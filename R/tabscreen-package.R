@@ -2,11 +2,13 @@
 #'
 #' Screens the titles and abstracts of a systematic review with chat-completion models through
 #' function calling. [tabscreen_a.tools()] screens with provider A (the OpenAI Chat Completions
-#' API and compatible servers). Every request runs in the package's Go engine (concurrent, paced,
-#' retried, cancellable with Ctrl-C); R checks the arguments, holds your data and builds the
-#' result.
+#' API and compatible servers), [tabscreen_b()] with provider B (the Anthropic Messages API) and
+#' [tabscreen_c()] with provider C (the Mistral chat completions API). Every request runs in the
+#' package's Go engine (concurrent, paced, retried, cancellable with Ctrl-C); R checks the
+#' arguments, holds your data and builds the result, the same way for the three providers.
 #'
-#' * Screening: [tabscreen_a.tools()]; re-sending failed requests: [screen_errors()].
+#' * Screening: [tabscreen_a.tools()], [tabscreen_b()], [tabscreen_c()]; re-sending failed
+#'   requests: [screen_errors()].
 #' * Keys: [get_api_key()], [set_api_key()], [get_api_key_b()], [get_api_key_c()].
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
@@ -17,18 +19,24 @@
 #' @keywords internal
 "_PACKAGE"
 
-# The examples talk to the local fake provider (R/fake-provider.R) with an example key; these two
-# helpers start and stop it and put back whatever key the session had.
+# The examples talk to the local fake provider (R/fake-provider.R) with example keys of the three
+# providers; these two helpers start and stop it and put back whatever keys the session had.
+example_key_vars <- c("PROVIDER_A_API_KEY", "PROVIDER_B_API_KEY", "PROVIDER_C_API_KEY")
+
 example_fake_start <- function() {
   fake <- fake_provider_start()
-  fake$old_key <- Sys.getenv("PROVIDER_A_API_KEY", NA)
-  Sys.setenv(PROVIDER_A_API_KEY = "sk-example-not-a-key")
+  fake$old_keys <- Sys.getenv(example_key_vars, NA)
+  Sys.setenv(
+    PROVIDER_A_API_KEY = "sk-example-not-a-key",
+    PROVIDER_B_API_KEY = "sk-ant-example-not-a-key",
+    PROVIDER_C_API_KEY = "example-not-a-key"
+  )
   fake
 }
 
 example_fake_stop <- function(fake) {
   fake$stop()
-  restore_envvars(c(PROVIDER_A_API_KEY = fake$old_key))
+  restore_envvars(fake$old_keys)
 }
 
 # Set or unset environment variables to earlier values (NA: was not set).

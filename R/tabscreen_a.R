@@ -257,10 +257,8 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   # which of these the user gave (before any of them is reassigned below)
   given <- list(reasoning_effort = !missing(reasoning_effort), verbosity = !missing(verbosity), top_p = !missing(top_p))
 
-  for (arg in c("time_info", "token_info", "progress", "decision_description", "messages", "force",
-    "custom_model", "overinclusive")) {
-    check_flag(get(arg), arg, call = call)
-  }
+  check_flags(call, c("time_info", "token_info", "progress", "decision_description", "messages", "force",
+    "custom_model", "overinclusive"))
   if (!missing(fine_tuned)) {
     check_flag(fine_tuned, "fine_tuned", call = call)
     tabscreen_warn(
@@ -270,39 +268,21 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
     )
     custom_model <- custom_model || fine_tuned
   }
-
-  # The records
-  check_data(data, call = call)
-  if (missing(title)) abort_missing_column_arg("title", data, call = call)
-  if (missing(abstract)) abort_missing_column_arg("abstract", data, call = call)
-  title_col <- resolve_column(rlang::enquo(title), data, "title", call = call)
-  abstract_col <- resolve_column(rlang::enquo(abstract), data, "abstract", call = call)
-  studyid_col <- if (missing(studyid)) NULL else resolve_column(rlang::enquo(studyid), data, "studyid", call = call)
-  ids <- if (is.null(studyid_col)) seq_len(nrow(data)) else data[[studyid_col]]
-  check_studyid(ids, studyid_col %||% "studyid", call = call)
-  titles <- text_column(data[[title_col]], title_col, "title", call = call)
-  abstracts <- text_column(data[[abstract_col]], abstract_col, "abstract", call = call)
+  rec <- screening_records(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract), call = call)
 
   # The questions and how they are asked
-  check_prompt(prompt, call = call)
-  check_model_names(model, call = call)
-  reps <- check_per_model(reps, "reps", model, whole = TRUE, call = call)
-  rpm_shared <- length(rpm) == 1 # one limiter for every model, as the provider counts per key
-  rpm <- check_per_model(rpm, "rpm", model, whole = FALSE, call = call)
+  grid <- check_grid(prompt, model, reps, rpm, call = call)
+  reps <- grid$reps
+  rpm <- grid$rpm
   top_p <- check_top_p(top_p, call = call)
   check_role(role, call = call)
   check_api_url(api_url, call = call)
   tool_spec <- check_tools(tools, tool_choice, call = call)
   check_choice(reasoning_effort, "reasoning_effort", c("none", "minimal", "low", "medium", "high", "xhigh", "max"), call = call)
   check_choice(verbosity, "verbosity", c("low", "medium", "high"), call = call)
-  check_positive_or_null(max_tries, "max_tries", whole = TRUE, call = call)
-  check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
-  check_seed(seed_par, call = call)
-  check_callback(is_transient, "is_transient", call = call)
-  check_callback(backoff, "backoff", call = call)
-  check_callback(after, "after", call = call)
-  check_cutoffs(incl_cutoff_upper, incl_cutoff_lower, call = call)
-  dots <- check_extra_body(rlang::list2(...), reserved_body_a, call = call)
+  check_run_args(max_tries, max_seconds, seed_par, is_transient, backoff, after, incl_cutoff_upper,
+    incl_cutoff_lower, call = call)
+  dots <- check_dots("a", rlang::list2(...), call = call)
 
   # The models: known names, their rules, the safety limits
   models <- lookup_models(model, "a", custom_model, call = call)
@@ -313,54 +293,17 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   api_key <- check_api_key(api_key, "PROVIDER_A_API_KEY", call = call)
 
   inform_defaulted_none(settings, models, messages)
-  user <- user_columns(data, c(studyid_col, title_col, abstract_col), studyid_generated = is.null(studyid_col), messages = messages)
-  inform_blank_fields(titles, abstracts, messages)
-  if (all(reps == 1) && (!is.null(incl_cutoff_upper) || !is.null(incl_cutoff_lower))) {
-    tabscreen_inform(c("i" = "The inclusion cut-offs apply only when {.arg reps} is above 1; they are ignored."), messages = messages)
-  }
-  records <- data.frame(title = titles, abstract = abstracts, stringsAsFactors = FALSE)
-  inform_estimate(
-    estimate_price(records, prompt, models, settings, reps, length(top_p), decision_description),
-    nrow(data), messages
-  )
-
-  options <- list(
-    provider = "a",
-    api_url = api_url,
-    prompts = I(prompt),
-    models = model_options(models, settings, reps, rpm),
-    rpm = if (rpm_shared) rpm[[1]] else NULL,
-    top_p = I(top_p),
-    role = role,
-    tools = tool_spec$tools,
-    tool_choice = tool_spec$tool_choice,
-    builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
-    extra_body = dots,
-    seed = seed_par,
-    max_tries = max_tries,
-    max_seconds = max_seconds,
-    max_active = engine_max_active(),
-    timeout_seconds = engine_timeout(),
-    jobs = NULL
-  )
-  arg_list <- list(
-    provider = "a", function_name = "tabscreen_a.tools",
-    studyid = studyid_col, title = title_col, abstract = abstract_col,
-    prompt = prompt, model = model, reps = reps, rpm = rpm, top_p = top_p,
-    api_url = api_url, role = role, tools = tools, tool_choice = tool_choice,
-    time_info = time_info, token_info = token_info,
-    max_tries = max_tries, max_seconds = max_seconds,
-    is_transient = is_transient, backoff = backoff, after = after,
-    seed_par = seed_par, progress = progress, decision_description = decision_description,
-    messages = messages, incl_cutoff_upper = incl_cutoff_upper, incl_cutoff_lower = incl_cutoff_lower,
-    force = force, custom_model = custom_model, reasoning_effort = reasoning_effort,
-    verbosity = verbosity, overinclusive = overinclusive, dots = dots,
-    run_options = options
-  )
-  run_screening(
-    records = list(index = seq_len(nrow(data)), studyid = ids, title = titles, abstract = abstracts, user = user),
-    options = options, api_key = api_key, arg_list = arg_list, record_ids = ids, call = call
-  )
+  estimate <- estimate_price(engine_records(rec), prompt, models, settings, reps, length(top_p), decision_description)
+  options <- screening_options("a", api_url, prompt, model_options(models, settings, reps, rpm), grid, top_p, role,
+    tool_spec, builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
+    dots, seed_par, max_tries, max_seconds)
+  arg_list <- screening_arg_list("a", "tabscreen_a.tools", rec, call, c(
+    "prompt", "model", "reps", "rpm", "top_p", "api_url", "role", "tools", "tool_choice", "time_info",
+    "token_info", "max_tries", "max_seconds", "is_transient", "backoff", "after", "seed_par", "progress",
+    "decision_description", "messages", "incl_cutoff_upper", "incl_cutoff_lower", "force", "custom_model",
+    "reasoning_effort", "verbosity", "overinclusive", "dots"
+  ), options)
+  launch_screening(rec, options, arg_list, api_key, estimate, call = call)
 }
 
 # Fields of the request body that the package sets, with where to set them instead.
@@ -376,34 +319,6 @@ reserved_body_a <- c(
   n = "Use {.arg reps} to ask the same question several times."
 )
 
-# The "models" entries of the run options.
-model_options <- function(models, settings, reps, rpm) {
-  lapply(seq_len(nrow(models)), function(i) {
-    list(
-      name = models$model[i],
-      reps = as.integer(reps[i]),
-      rpm = rpm[i],
-      reasoning_effort = settings[[i]]$reasoning_effort,
-      verbosity = settings[[i]]$verbosity,
-      send_top_p = settings[[i]]$send_top_p,
-      price_in = models$price_in[i],
-      price_cached_in = models$price_cached_in[i],
-      price_out = models$price_out[i]
-    )
-  })
-}
-
-check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
-  if (!is_api_key(api_key)) {
-    tabscreen_abort(
-      c("{.arg api_key} must be a single non-empty string.",
-        "i" = "Leave it out to read the key from {.envvar {env_var}}."),
-      class = "tabscreen_error_api_key", call = call
-    )
-  }
-  api_key
-}
-
 inform_defaulted_none <- function(settings, models, messages) {
   defaulted <- models$model[vapply(settings, function(s) isTRUE(s$defaulted_none), logical(1))]
   if (length(defaulted) > 0) {
@@ -412,94 +327,4 @@ inform_defaulted_none <- function(settings, models, messages) {
       messages = messages
     )
   }
-}
-
-# The user's other columns, kept in the result. Columns named like a result column are left out.
-user_columns <- function(data, mapped, studyid_generated, messages) {
-  other <- setdiff(names(data), mapped)
-  clash <- intersect(other, c(result_column_names(), ".record", ".failed"))
-  if (length(clash) > 0) {
-    tabscreen_inform(
-      c("i" = "Column{?s} {.field {clash}} of {.arg data} {?has/have} the name of a result column and {?is/are} left out of the result.",
-        if (studyid_generated && "studyid" %in% clash) c(" " = "Pass {.code studyid = studyid} to use it as the study id.")),
-      messages = messages
-    )
-  }
-  tibble::as_tibble(as.list(data)[setdiff(other, clash)], .rows = nrow(data))
-}
-
-inform_blank_fields <- function(titles, abstracts, messages) {
-  blank_title <- sum(is_blank_field(titles))
-  blank_abstract <- sum(is_blank_field(abstracts))
-  if (blank_title + blank_abstract == 0) {
-    return(invisible())
-  }
-  records <- sum(is_blank_field(titles) | is_blank_field(abstracts))
-  tabscreen_inform(
-    c("i" = "{records} record{?s} {?has/have} a missing or blank title or abstract ({blank_title} title{?s}, {blank_abstract} abstract{?s}); the model is told \"No information\" for {cli::qty(records)}{?it/them}.",
-      " " = "Consider removing such records before screening, e.g. {.code data[!is.na(data$abstract), ]}."),
-    messages = messages
-  )
-}
-
-# Runs the engine and turns its tables into an llm object; signals interrupts and stops with the
-# partial object attached. Shared by the screening functions and screen_errors().
-run_screening <- function(records, options, api_key, arg_list, record_ids, call, merge_into = NULL) {
-  callbacks <- list(
-    is_transient = if (identical(arg_list$is_transient, llm_is_transient)) NULL else arg_list$is_transient,
-    backoff = arg_list$backoff,
-    after = arg_list$after
-  )
-  engine_records <- data.frame(title = records$title, abstract = records$abstract, stringsAsFactors = FALSE)
-  res <- run_engine(engine_records, options, api_key,
-    callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call)
-  layout <- result_layout(arg_list)
-  meta <- res$meta
-  rows <- job_rows(res$answers, res$questions, records, layout)
-  price <- price_data_rows(meta$price_data)
-  run_info <- list(
-    state = meta$state, total = meta$total, elapsed_seconds = meta$elapsed_seconds,
-    blank_fields = meta$blank_fields, run_date = meta$run_date
-  )
-  run_date <- meta$run_date
-  if (!is.null(merge_into)) {
-    rows <- rbind_job_rows(merge_into$rows, rows)
-    price <- add_prices(merge_into$price, price)
-    run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
-    run_info$total <- nrow(rows)
-    run_date <- merge_into$run_date %||% run_date
-  }
-  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids)
-  finish_run(obj, meta, call)
-}
-
-finish_run <- function(obj, meta, call) {
-  info <- attr(obj, "run_info")
-  answered <- info$answered
-  failed <- info$failed
-  if (identical(meta$state, "cancelled")) {
-    tabscreen_abort(
-      c("The screening was interrupted.",
-        "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
-        "i" = "It is in the field {.field result} of this error: {.code res <- rlang::last_error()$result}, then {.code screen_errors(res)} sends the rest."),
-      class = "tabscreen_interrupted", result = obj, call = call
-    )
-  }
-  if (identical(meta$state, "stopped")) {
-    stop_class <- meta$stop$class %||% "tabscreen_error_stopped"
-    tabscreen_abort(
-      c("The screening stopped: {meta$stop$message %||% 'the provider refused the requests'}",
-        "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
-        "i" = "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}."),
-      class = stop_class, result = obj, call = call
-    )
-  }
-  if (failed > 0) {
-    tabscreen_inform(
-      c("!" = "{failed} of {answered + failed} request{?s} failed; {cli::qty(failed)}{?it is/they are} in {.field error_data}.",
-        "i" = "Re-send them with {.code screen_errors()}."),
-      messages = attr(obj, "arg_list")$messages
-    )
-  }
-  obj
 }

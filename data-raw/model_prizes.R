@@ -11,6 +11,8 @@ model_prizes <- utils::read.csv(
     provider = "character", model = "character",
     input_per_million = "numeric", cached_input_per_million = "numeric", output_per_million = "numeric",
     cache_write_5m_per_million = "numeric", cache_write_1h_per_million = "numeric",
+    long_prompt_above_tokens = "numeric", long_input_per_million = "numeric",
+    long_cached_input_per_million = "numeric", long_output_per_million = "numeric",
     price_date = "character", source = "character", notes = "character"
   ),
   na.strings = "",
@@ -22,7 +24,10 @@ stopifnot(
   !anyDuplicated(model_prizes[c("provider", "model")]),
   model_prizes$provider %in% c("a", "b", "c"),
   !is.na(model_prizes$input_per_million), !is.na(model_prizes$output_per_million),
-  !is.na(model_prizes$price_date), !is.na(model_prizes$source)
+  !is.na(model_prizes$price_date), !is.na(model_prizes$source),
+  # a long-prompt tier has its threshold and its input and output prices
+  is.na(model_prizes$long_prompt_above_tokens) == is.na(model_prizes$long_input_per_million),
+  is.na(model_prizes$long_prompt_above_tokens) == is.na(model_prizes$long_output_per_million)
 )
 
 model_prizes <- tibble::as_tibble(model_prizes)

@@ -37,3 +37,40 @@ expect_arg_error <- function(object, class, arg = TRUE, fun = "tabscreen_a.tools
   expect_equal(rlang::call_name(cnd$call), fun)
   invisible(cnd)
 }
+
+# A screening function (by name) on the test records against the fake provider at `url`, quiet;
+# `...` as for screen_a().
+screen_with <- function(fun, url, ...) {
+  args <- list(
+    data = test_records(), prompt = test_prompt, studyid = "studyid", title = "title",
+    abstract = "abstract", api_url = url, progress = FALSE, messages = FALSE
+  )
+  extra <- list(...)
+  if (length(extra) > 0) {
+    named <- names(extra) %||% rep("", length(extra))
+    args[named[named != ""]] <- extra[named != ""]
+    args <- c(args, unname(extra[named == ""]))
+  }
+  do.call(fun, args)
+}
+
+# tabscreen_b() at the fake's provider B base URL, tabscreen_c() at its provider C URL.
+screen_b <- function(fake, ...) screen_with("tabscreen_b", fake$url_b, ...)
+screen_c <- function(fake, ...) screen_with("tabscreen_c", fake$url_c, ...)
+
+# The messages a call shows, and its value.
+collect_messages <- function(expr) {
+  msgs <- character()
+  value <- withCallingHandlers(expr, message = function(m) {
+    msgs <<- c(msgs, conditionMessage(m))
+    invokeRestart("muffleMessage")
+  })
+  list(value = value, messages = msgs)
+}
+
+# The properties of the first tool's schema, in order, in a request body of provider B or C.
+tool_properties <- function(body) {
+  tool <- body$tools[[1]]
+  schema <- tool$input_schema %||% tool[["function"]]$parameters
+  names(schema$properties)
+}

@@ -1,12 +1,15 @@
-test_that("the rules table is well formed and covers every priced provider A model", {
+test_that("the rules table is well formed and covers every priced model", {
   rules <- tabscreen:::model_rules()
   expect_s3_class(rules, "data.frame")
   expect_named(rules, c("provider", "model", "reasoning_values", "tools_need_none", "accepts_reasoning_field",
-    "accepts_verbosity", "top_p_ok", "force_class", "notes"))
+    "accepts_verbosity", "top_p_ok", "force_class", "thinking_default_on", "can_disable_thinking",
+    "thinking_off_efforts", "forced_tool_ok", "sampling_ok", "notes"))
   expect_false(anyDuplicated(rules[c("provider", "model")]) > 0)
-  expect_true(all(rules$force_class %in% c("small_default", "small_old", "large")))
+  expect_true(all(rules$force_class[rules$provider == "a"] %in% c("small_default", "small_old", "large")))
+  expect_true(all(rules$force_class[rules$provider != "a"] == "standard"))
   expect_equal(rules$model[rules$force_class == "small_default"], "gpt-6-luna")
-  for (col in c("tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok")) {
+  for (col in c("tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
+    "thinking_default_on", "can_disable_thinking", "forced_tool_ok", "sampling_ok")) {
     expect_type(rules[[col]], "logical")
     expect_false(anyNA(rules[[col]]))
   }
@@ -14,8 +17,9 @@ test_that("the rules table is well formed and covers every priced provider A mod
   expect_true(all(values %in% c("none", "minimal", "low", "medium", "high", "xhigh", "max")))
   # a model that rejects the field has no values
   expect_true(all(!nzchar(rules$reasoning_values[!rules$accepts_reasoning_field])))
-  a_models <- model_prizes$model[model_prizes$provider == "a"]
-  expect_setequal(rules$model[rules$provider == "a"], a_models)
+  for (p in c("a", "b", "c")) {
+    expect_setequal(rules$model[rules$provider == p], model_prizes$model[model_prizes$provider == p])
+  }
   # read once
   expect_identical(tabscreen:::model_rules(), rules)
 })
@@ -23,7 +27,8 @@ test_that("the rules table is well formed and covers every priced provider A mod
 test_that("model_prizes holds dated, sourced prices of the three providers", {
   expect_s3_class(model_prizes, "tbl_df")
   expect_named(model_prizes, c("provider", "model", "input_per_million", "cached_input_per_million",
-    "output_per_million", "cache_write_5m_per_million", "cache_write_1h_per_million", "price_date", "source", "notes"))
+    "output_per_million", "cache_write_5m_per_million", "cache_write_1h_per_million", "long_prompt_above_tokens",
+    "long_input_per_million", "long_cached_input_per_million", "long_output_per_million", "price_date", "source", "notes"))
   expect_setequal(unique(model_prizes$provider), c("a", "b", "c"))
   expect_type(model_prizes$input_per_million, "double")
   expect_type(model_prizes$output_per_million, "double")
@@ -36,6 +41,13 @@ test_that("model_prizes holds dated, sourced prices of the three providers", {
   expect_equal(c(luna$input_per_million, luna$cached_input_per_million, luna$output_per_million), c(0.10, 0.01, 0.50))
   haiku <- model_prizes[model_prizes$model == "claude-haiku-5-5", ]
   expect_equal(haiku$cache_write_5m_per_million, 0.125)
+  expect_equal(c(haiku$long_prompt_above_tokens, haiku$long_input_per_million, haiku$long_cached_input_per_million,
+    haiku$long_output_per_million), c(100000, 0.50, 0.05, 2.50))
+  # every current model of B has its cache read and cache write prices
+  b <- model_prizes[model_prizes$provider == "b", ]
+  expect_false(anyNA(b$cached_input_per_million))
+  expect_false(anyNA(b$cache_write_5m_per_million))
+  expect_equal(is.na(model_prizes$long_prompt_above_tokens), is.na(model_prizes$long_input_per_million))
   expect_true(all(c("mistral-small-latest", "claude-haiku-5-5", "gpt-6-luna") %in% model_prizes$model))
 })
 
@@ -169,4 +181,53 @@ test_that("blank fields follow the engine's rule", {
   x <- c("text", NA, "", "  \n\t ", "NA", " NA ", "N A", "\u00a0")
   expect_equal(tabscreen:::is_blank_field(x), c(FALSE, TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE))
   expect_equal(tabscreen:::field_text(c(" a \n b ", NA)), c("a b", "No information"))
+})
+
+test_that("lookup_models() gives provider B's cache prices and the rules of B and C", {
+  m <- tabscreen:::lookup_models(c("claude-haiku-5-5", "claude-opus-5-5"), "b", custom_model = FALSE)
+  expect_equal(m$price_in, c(0.10, 4.00))
+  expect_equal(m$price_cached_in, c(0.01, 0.20))
+  expect_equal(m$price_cache_write, c(0.125, 5.00))
+  expect_equal(m$forced_tool_ok, c(TRUE, FALSE))
+  expect_equal(m$can_disable_thinking, c(TRUE, FALSE))
+  expect_equal(m$force_class, c("standard", "standard"))
+  c_ <- tabscreen:::lookup_models(c("mistral-small-latest", "ministral-8b-latest"), "c", custom_model = FALSE)
+  expect_equal(c_$accepts_reasoning_field, c(TRUE, FALSE))
+  expect_true(all(is.na(c_$price_cache_write)))
+  expect_error(tabscreen:::lookup_models("gpt-6-luna", "b", FALSE), class = "tabscreen_error_model_unknown")
+  expect_error(tabscreen:::lookup_models("claude-haiku-5-5", "c", FALSE), class = "tabscreen_error_model_unknown")
+  withr::local_options(tabscreen.model_prizes = data.frame(provider = "b", model = "my-claude",
+    input_per_million = 1, output_per_million = 5, cached_input_per_million = 0.1, cache_write_per_million = 1.25))
+  m <- tabscreen:::lookup_models("my-claude", "b", FALSE)
+  expect_equal(c(m$price_in, m$price_cached_in, m$price_cache_write, m$price_out), c(1, 0.1, 1.25, 5))
+  expect_true(is.na(m$force_class))
+  expect_error(tabscreen:::lookup_models("my-claude", "a", FALSE), class = "tabscreen_error_model_unknown")
+  withr::local_options(tabscreen.model_prizes = data.frame(model = "m", input_per_million = 1, output_per_million = 1,
+    cache_write_per_million = -1))
+  expect_error(tabscreen:::lookup_models("m", "b", FALSE), class = "tabscreen_error_model_prizes")
+})
+
+test_that("model_settings_c() sends reasoning_effort only where the model takes it", {
+  settings_c <- function(model, effort = "none", top_p = 1, given = list(reasoning_effort = FALSE, top_p = FALSE),
+                         custom = FALSE) {
+    m <- tabscreen:::lookup_models(model, "c", custom_model = custom)
+    tabscreen:::model_settings_c(m, effort, top_p, given)[[1]]
+  }
+  expect_equal(settings_c("mistral-small-latest"), list(reasoning_effort = "none", send_top_p = TRUE))
+  expect_equal(settings_c("mistral-medium-latest", "high")$reasoning_effort, "high")
+  expect_null(settings_c("mistral-large-latest")$reasoning_effort)
+  expect_null(settings_c("ministral-3b-latest", given = list(reasoning_effort = TRUE, top_p = FALSE))$reasoning_effort)
+  expect_error(settings_c("ministral-3b-latest", "high"), class = "tabscreen_error_model_reasoning")
+  expect_equal(settings_c("my-model", custom = TRUE), list(reasoning_effort = NULL, send_top_p = FALSE))
+  s <- settings_c("my-model", "high", 0.5, given = list(reasoning_effort = TRUE, top_p = TRUE), custom = TRUE)
+  expect_equal(s, list(reasoning_effort = "high", send_top_p = TRUE))
+})
+
+test_that("the price estimate counts no reasoning where provider B's thinking is off", {
+  records <- data.frame(title = "a", abstract = "b", stringsAsFactors = FALSE)
+  models <- tabscreen:::lookup_models(c("claude-haiku-5-5", "claude-opus-5-5"), "b", FALSE)
+  settings <- tabscreen:::model_settings_b(models, "medium", given = FALSE, builtin = TRUE)
+  est <- tabscreen:::estimate_price(records, "p", models, settings, reps = c(1, 1), n_top_p = 1,
+    decision_description = FALSE)
+  expect_equal(est$output_tokens, c(10, 210))
 })

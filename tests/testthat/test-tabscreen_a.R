@@ -438,7 +438,7 @@ test_that("rate_limits_per_minute() reads the rate-limit headers", {
   bodies <- request_bodies(fake)
   expect_equal(bodies[[1]]$reasoning_effort, "none")
   expect_null(bodies[[2]]$reasoning_effort)
-  expect_error(rate_limits_per_minute(AI_tool = "b", api_url = fake$url), class = "tabscreen_error_ai_tool")
+  expect_error(rate_limits_per_minute(AI_tool = "d", api_url = fake$url), class = "tabscreen_error_ai_tool")
   fake$configure(invalid_keys = "sk-bad")
   expect_error(rate_limits_per_minute(api_key = "sk-bad", api_url = fake$url), class = "tabscreen_error_auth")
   withr::local_envvar(PROVIDER_A_API_KEY = NA)

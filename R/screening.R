@@ -1,0 +1,250 @@
+# The steps every screening function shares. tabscreen_a.tools(), tabscreen_b() and tabscreen_c()
+# are sequences of these steps with their provider's checks in between:
+#
+#   check_flags()            the TRUE/FALSE arguments
+#   screening_records()      data and its columns: ids, titles, abstracts
+#   check_grid()             prompts, models, reps and rpm
+#   (provider)               top_p, role, api_url, tools, reasoning, ...
+#   check_run_args()         retries, seed, callbacks, cut-offs
+#   check_dots()             `...`
+#   (provider)               models, their settings, the safety limits (force)
+#   check_api_key()          the key, after every other argument
+#   (provider)               the provider's own messages
+#   screening_options()      the run options (ARCHITECTURE.md)
+#   screening_arg_list()     the arguments kept in the result, for screen_errors()
+#   launch_screening()       the shared messages, the run and the llm object
+
+# The records of a screening. `studyid`, `title` and `abstract` are the quosures of the user's
+# arguments (rlang::enquo() in the screening function), so that bare names and strings both work.
+screening_records <- function(data, studyid, title, abstract, call) {
+  check_data(data, call = call)
+  if (rlang::quo_is_missing(title)) abort_missing_column_arg("title", data, call = call)
+  if (rlang::quo_is_missing(abstract)) abort_missing_column_arg("abstract", data, call = call)
+  title_col <- resolve_column(title, data, "title", call = call)
+  abstract_col <- resolve_column(abstract, data, "abstract", call = call)
+  studyid_col <- if (rlang::quo_is_missing(studyid)) NULL else resolve_column(studyid, data, "studyid", call = call)
+  ids <- if (is.null(studyid_col)) seq_len(nrow(data)) else data[[studyid_col]]
+  check_studyid(ids, studyid_col %||% "studyid", call = call)
+  list(
+    data = data,
+    studyid_col = studyid_col,
+    title_col = title_col,
+    abstract_col = abstract_col,
+    ids = ids,
+    titles = text_column(data[[title_col]], title_col, "title", call = call),
+    abstracts = text_column(data[[abstract_col]], abstract_col, "abstract", call = call)
+  )
+}
+
+# The records as the engine and the price estimate see them.
+engine_records <- function(rec) {
+  data.frame(title = rec$titles, abstract = rec$abstracts, stringsAsFactors = FALSE)
+}
+
+# Prompts, models, reps and rpm. Returns reps and rpm with one value per model, and whether one
+# rpm limiter serves every model (one value given: the provider counts per key).
+check_grid <- function(prompt, model, reps, rpm, call) {
+  check_prompt(prompt, call = call)
+  check_model_names(model, call = call)
+  reps <- check_per_model(reps, "reps", model, whole = TRUE, call = call)
+  rpm_shared <- length(rpm) == 1
+  rpm <- check_per_model(rpm, "rpm", model, whole = FALSE, call = call)
+  list(reps = reps, rpm = rpm, rpm_shared = rpm_shared)
+}
+
+# Retries, seed, the user's callbacks and the cut-offs.
+check_run_args <- function(max_tries, max_seconds, seed_par, is_transient, backoff, after,
+                           incl_cutoff_upper, incl_cutoff_lower, call) {
+  check_positive_or_null(max_tries, "max_tries", whole = TRUE, call = call)
+  check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
+  check_seed(seed_par, call = call)
+  check_callback(is_transient, "is_transient", call = call)
+  check_callback(backoff, "backoff", call = call)
+  check_callback(after, "after", call = call)
+  check_cutoffs(incl_cutoff_upper, incl_cutoff_lower, call = call)
+  invisible()
+}
+
+check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
+  if (!is_api_key(api_key)) {
+    tabscreen_abort(
+      c("{.arg api_key} must be a single non-empty string.",
+        "i" = "Leave it out to read the key from {.envvar {env_var}}."),
+      class = "tabscreen_error_api_key", call = call
+    )
+  }
+  api_key
+}
+
+# The "models" entries of the run options: name, reps and rpm, the settings named in `fields`
+# (from the provider's model_settings*()), and the prices (price_cache_write for provider B).
+model_options <- function(models, settings, reps, rpm, fields = c("reasoning_effort", "verbosity", "send_top_p"),
+                          cache_write = FALSE) {
+  lapply(seq_len(nrow(models)), function(i) {
+    c(
+      list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]),
+      settings[[i]][fields],
+      list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i]),
+      if (cache_write) list(price_cache_write = models$price_cache_write[i]),
+      list(price_out = models$price_out[i])
+    )
+  })
+}
+
+# The run options of ARCHITECTURE.md. `top_p` is numeric() for a provider without top_p (B);
+# `extra` holds options of one provider (B: max_tokens).
+screening_options <- function(provider, api_url, prompt, models, grid, top_p, role, tool_spec, builtin,
+                              dots, seed_par, max_tries, max_seconds, extra = list()) {
+  c(
+    list(
+      provider = provider,
+      api_url = api_url,
+      prompts = I(prompt),
+      models = models,
+      rpm = if (grid$rpm_shared) grid$rpm[[1]] else NULL,
+      top_p = I(top_p),
+      role = role,
+      tools = tool_spec$tools,
+      tool_choice = tool_spec$tool_choice,
+      builtin = builtin,
+      extra_body = dots,
+      seed = seed_par,
+      max_tries = max_tries,
+      max_seconds = max_seconds,
+      max_active = engine_max_active(),
+      timeout_seconds = engine_timeout()
+    ),
+    extra,
+    list(jobs = NULL)
+  )
+}
+
+# The arguments kept in the result's attribute arg_list (never the key): the provider, the
+# function, the column names, then the variables `names` of the screening function's frame `env`
+# (with the values the checks normalised), and the run options.
+screening_arg_list <- function(provider, function_name, rec, env, names, run_options) {
+  c(
+    list(provider = provider, function_name = function_name,
+      studyid = rec$studyid_col, title = rec$title_col, abstract = rec$abstract_col),
+    mget(names, envir = env, inherits = FALSE),
+    list(run_options = run_options)
+  )
+}
+
+# The messages every provider shows (the user's columns, blank fields, ignored cut-offs, the price
+# estimate), then the run.
+launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
+  messages <- arg_list$messages
+  user <- user_columns(rec$data, c(rec$studyid_col, rec$title_col, rec$abstract_col),
+    studyid_generated = is.null(rec$studyid_col), messages = messages)
+  inform_blank_fields(rec$titles, rec$abstracts, messages)
+  if (all(arg_list$reps == 1) && (!is.null(arg_list$incl_cutoff_upper) || !is.null(arg_list$incl_cutoff_lower))) {
+    tabscreen_inform(c("i" = "The inclusion cut-offs apply only when {.arg reps} is above 1; they are ignored."), messages = messages)
+  }
+  inform_estimate(estimate, nrow(rec$data), messages)
+  run_screening(
+    records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user),
+    options = options, api_key = api_key, arg_list = arg_list, record_ids = rec$ids, call = call
+  )
+}
+
+# The user's other columns, kept in the result. Columns named like a result column are left out.
+user_columns <- function(data, mapped, studyid_generated, messages) {
+  other <- setdiff(names(data), mapped)
+  clash <- intersect(other, c(result_column_names(), ".record", ".failed"))
+  if (length(clash) > 0) {
+    tabscreen_inform(
+      c("i" = "Column{?s} {.field {clash}} of {.arg data} {?has/have} the name of a result column and {?is/are} left out of the result.",
+        if (studyid_generated && "studyid" %in% clash) c(" " = "Pass {.code studyid = studyid} to use it as the study id.")),
+      messages = messages
+    )
+  }
+  tibble::as_tibble(as.list(data)[setdiff(other, clash)], .rows = nrow(data))
+}
+
+inform_blank_fields <- function(titles, abstracts, messages) {
+  blank_title <- sum(is_blank_field(titles))
+  blank_abstract <- sum(is_blank_field(abstracts))
+  if (blank_title + blank_abstract == 0) {
+    return(invisible())
+  }
+  records <- sum(is_blank_field(titles) | is_blank_field(abstracts))
+  tabscreen_inform(
+    c("i" = "{records} record{?s} {?has/have} a missing or blank title or abstract ({blank_title} title{?s}, {blank_abstract} abstract{?s}); the model is told \"No information\" for {cli::qty(records)}{?it/them}.",
+      " " = "Consider removing such records before screening, e.g. {.code data[!is.na(data$abstract), ]}."),
+    messages = messages
+  )
+}
+
+# Providers B and C: `confidence` shapes only the built-in tool.
+inform_confidence_ignored <- function(confidence, tools, messages) {
+  if (confidence && !is.null(tools)) {
+    tabscreen_inform(
+      c("i" = "{.code confidence = TRUE} applies only to the built-in tool; with custom {.arg tools} it is ignored."),
+      messages = messages
+    )
+  }
+  invisible()
+}
+
+# Runs the engine and turns its tables into an llm object; signals interrupts and stops with the
+# partial object attached. Shared by the screening functions and screen_errors().
+run_screening <- function(records, options, api_key, arg_list, record_ids, call, merge_into = NULL) {
+  callbacks <- list(
+    is_transient = if (identical(arg_list$is_transient, llm_is_transient)) NULL else arg_list$is_transient,
+    backoff = arg_list$backoff,
+    after = arg_list$after
+  )
+  engine_records <- data.frame(title = records$title, abstract = records$abstract, stringsAsFactors = FALSE)
+  res <- run_engine(engine_records, options, api_key,
+    callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call)
+  layout <- result_layout(arg_list)
+  meta <- res$meta
+  rows <- job_rows(res$answers, res$questions, records, layout)
+  price <- price_data_rows(meta$price_data)
+  run_info <- list(
+    state = meta$state, total = meta$total, elapsed_seconds = meta$elapsed_seconds,
+    blank_fields = meta$blank_fields, run_date = meta$run_date
+  )
+  run_date <- meta$run_date
+  if (!is.null(merge_into)) {
+    rows <- rbind_job_rows(merge_into$rows, rows)
+    price <- add_prices(merge_into$price, price)
+    run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
+    run_info$total <- nrow(rows)
+    run_date <- merge_into$run_date %||% run_date
+  }
+  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids)
+  finish_run(obj, meta, call)
+}
+
+finish_run <- function(obj, meta, call) {
+  info <- attr(obj, "run_info")
+  answered <- info$answered
+  failed <- info$failed
+  if (identical(meta$state, "cancelled")) {
+    tabscreen_abort(
+      c("The screening was interrupted.",
+        "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
+        "i" = "It is in the field {.field result} of this error: {.code res <- rlang::last_error()$result}, then {.code screen_errors(res)} sends the rest."),
+      class = "tabscreen_interrupted", result = obj, call = call
+    )
+  }
+  if (identical(meta$state, "stopped")) {
+    stop_class <- meta$stop$class %||% "tabscreen_error_stopped"
+    tabscreen_abort(
+      c("The screening stopped: {meta$stop$message %||% 'the provider refused the requests'}",
+        "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
+        "i" = "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}."),
+      class = stop_class, result = obj, call = call
+    )
+  }
+  if (failed > 0) {
+    tabscreen_inform(
+      c("!" = "{failed} of {answered + failed} request{?s} failed; {cli::qty(failed)}{?it is/they are} in {.field error_data}.",
+        "i" = "Re-send them with {.code screen_errors()}."),
+      messages = attr(obj, "arg_list")$messages
+    )
+  }
+  obj
+}
