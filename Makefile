@@ -26,15 +26,16 @@ test: deps test-go install test-r check
 
 test-go:
 	go vet ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 10m ./...
 
+# Every phase is bounded, so that a hang fails the run in minutes instead of eating CI's budget.
 test-r: install
-	Rscript tools/run-tests.R
+	timeout 900 Rscript tools/run-tests.R
 
 check: deps
 	rm -rf tabscreen.Rcheck $(TARBALL)
 	R CMD build --no-manual . >/tmp/tabscreen-build.log 2>&1 || { cat /tmp/tabscreen-build.log; exit 1; }
-	_R_CHECK_FORCE_SUGGESTS_=false R CMD check --no-manual $(TARBALL)
+	_R_CHECK_FORCE_SUGGESTS_=false timeout 1200 R CMD check --no-manual $(TARBALL)
 	@Rscript tools/check-result.R tabscreen.Rcheck
 
 demo: install

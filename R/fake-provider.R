@@ -185,6 +185,8 @@ fake_http <- function(state, method, path, body = NULL) {
   req <- httr2::req_options(req, noproxy = "*")
   req <- httr2::req_timeout(req, 30)
   req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  # httr2 0.2.2 would sleep on a Retry-After of its own accord; a control call never waits.
+  req <- httr2::req_retry(req, max_tries = 1, is_transient = function(resp) FALSE)
   if (!is.null(body)) {
     req <- httr2::req_body_raw(req, body, type = "application/json")
   }

@@ -109,6 +109,8 @@ rate_limit_row <- function(model, provider, api_key, api_url, call) {
   req <- httr2::req_user_agent(req, "tabscreen (R package)")
   req <- httr2::req_timeout(req, 60)
   req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  # One small request: no waiting on Retry-After (httr2 0.2.2 would do it of its own accord).
+  req <- httr2::req_retry(req, max_tries = 1, is_transient = function(resp) FALSE)
   resp <- tryCatch(httr2::req_perform(req), error = function(e) {
     tabscreen_abort(
       c("Could not reach {.url {req$url}}.", "x" = conditionMessage(e)),

@@ -43,6 +43,16 @@ engine_records <- function(rec) {
 
 # Prompts, models, reps and rpm. Returns reps and rpm with one value per model, and whether one
 # rpm limiter serves every model (one value given: the provider counts per key).
+# The logical flags every operation checks first.
+common_flags <- c("time_info", "token_info", "progress", "decision_description", "messages", "force",
+  "custom_model", "overinclusive")
+
+# The records, then the prompts x models grid: the inputs every operation checks, in that order.
+screening_inputs <- function(data, studyid, title, abstract, prompt, model, reps, rpm, call) {
+  list(rec = screening_records(data, studyid, title, abstract, call = call),
+       grid = check_grid(prompt, model, reps, rpm, call = call))
+}
+
 check_grid <- function(prompt, model, reps, rpm, call) {
   check_prompt(prompt, call = call)
   check_model_names(model, call = call)

@@ -257,8 +257,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   # which of these the user gave (before any of them is reassigned below)
   given <- list(reasoning_effort = !missing(reasoning_effort), verbosity = !missing(verbosity), top_p = !missing(top_p))
 
-  check_flags(call, c("time_info", "token_info", "progress", "decision_description", "messages", "force",
-    "custom_model", "overinclusive"))
+  check_flags(call, common_flags)
   if (!missing(fine_tuned)) {
     check_flag(fine_tuned, "fine_tuned", call = call)
     tabscreen_warn(
@@ -268,12 +267,14 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
     )
     custom_model <- custom_model || fine_tuned
   }
-  rec <- screening_records(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract), call = call)
-
-  # The questions and how they are asked
-  grid <- check_grid(prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
+    prompt, model, reps, rpm, call = call)
+  rec <- inputs$rec
+  grid <- inputs$grid
   reps <- grid$reps
   rpm <- grid$rpm
+
+  # How the questions are asked
   top_p <- check_top_p(top_p, call = call)
   check_role(role, call = call)
   check_api_url(api_url, call = call)

@@ -195,11 +195,11 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   call <- rlang::current_env()
   given_effort <- !missing(reasoning_effort)
 
-  check_flags(call, c("time_info", "token_info", "progress", "decision_description", "messages", "force",
-    "custom_model", "overinclusive", "confidence"))
-  rec <- screening_records(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract), call = call)
-
-  grid <- check_grid(prompt, model, reps, rpm, call = call)
+  check_flags(call, c(common_flags, "confidence"))
+  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
+    prompt, model, reps, rpm, call = call)
+  rec <- inputs$rec
+  grid <- inputs$grid
   reps <- grid$reps
   rpm <- grid$rpm
   check_role(role, roles = "user", call = call)

@@ -168,11 +168,11 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   call <- rlang::current_env()
   given <- list(reasoning_effort = !missing(reasoning_effort), top_p = !missing(top_p))
 
-  check_flags(call, c("time_info", "token_info", "progress", "decision_description", "messages", "force",
-    "custom_model", "overinclusive", "confidence"))
-  rec <- screening_records(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract), call = call)
-
-  grid <- check_grid(prompt, model, reps, rpm, call = call)
+  check_flags(call, c(common_flags, "confidence"))
+  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
+    prompt, model, reps, rpm, call = call)
+  rec <- inputs$rec
+  grid <- inputs$grid
   reps <- grid$reps
   rpm <- grid$rpm
   top_p <- check_top_p(top_p, exclude_zero = TRUE, call = call)

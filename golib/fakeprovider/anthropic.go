@@ -273,18 +273,6 @@ func (a *anthropic) writeAnswer(w http.ResponseWriter, req *chatRequest, ans *an
 	u.OutputTokens = ans.completionTokens
 	u.ServiceTier = "standard"
 
-	b, err := json.Marshal(resp)
-	if err != nil {
-		a.writeFailure(w, &failure{kind: failServer})
-		return
-	}
-	if ans.fault == FaultMalformed {
-		b = b[:len(b)/2]
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("anthropic-organization-id", "00000000-0000-4000-8000-00000000fa6e")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	writeAnswer(w, resp, ans.fault, map[string]string{"anthropic-organization-id": "00000000-0000-4000-8000-00000000fa6e"},
+		func() { a.writeFailure(w, &failure{kind: failServer}) })
 }

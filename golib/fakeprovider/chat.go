@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -345,4 +346,46 @@ func bodyJSON(b []byte) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return rawOrString(b)
+}
+
+// readChatMessages reads the messages of a chat-style body (OpenAI, Mistral): how many, the size of
+// the prompt with the tools, and the users' text that decides the answer.
+func readChatMessages(req *chatRequest, body map[string]any) {
+	msgs, _ := body["messages"].([]any)
+	req.messages = len(msgs)
+	var user strings.Builder
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		text := contentText(mm["content"])
+		req.promptSize += len(text)
+		if mm["role"] == "user" {
+			if user.Len() > 0 {
+				user.WriteByte('\n')
+			}
+			user.WriteString(text)
+		}
+	}
+	req.userText = user.String()
+	req.promptSize += textSize(body["tools"])
+}
+
+// writeAnswer writes a 200 answer, cut in half when the malformed fault applies, with the
+// protocol's own extra headers.
+func writeAnswer(w http.ResponseWriter, resp any, fault string, headers map[string]string, fail func()) {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		fail()
+		return
+	}
+	if fault == FaultMalformed {
+		b = b[:len(b)/2]
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
 }

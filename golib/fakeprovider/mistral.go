@@ -142,22 +142,7 @@ func mistralTools(v any) []toolDef {
 func extractMistral(body map[string]any) *chatRequest {
 	req := &chatRequest{choices: 1}
 	req.model, _ = body["model"].(string)
-	msgs, _ := body["messages"].([]any)
-	req.messages = len(msgs)
-	var user strings.Builder
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		text := contentText(mm["content"])
-		req.promptSize += len(text)
-		if mm["role"] == "user" {
-			if user.Len() > 0 {
-				user.WriteByte('\n')
-			}
-			user.WriteString(text)
-		}
-	}
-	req.userText = user.String()
-	req.promptSize += textSize(body["tools"])
+	readChatMessages(req, body)
 
 	tools := mistralTools(body["tools"])
 	switch c := body["tool_choice"].(type) {
@@ -346,17 +331,5 @@ func (m *mistral) writeAnswer(w http.ResponseWriter, req *chatRequest, a *answer
 	resp.Usage = miUsage{PromptTokens: a.promptTokens, CompletionTokens: a.completionTokens,
 		TotalTokens: a.promptTokens + a.completionTokens}
 
-	b, err := json.Marshal(resp)
-	if err != nil {
-		m.writeFailure(w, &failure{kind: failServer})
-		return
-	}
-	if a.fault == FaultMalformed {
-		b = b[:len(b)/2]
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	writeAnswer(w, resp, a.fault, nil, func() { m.writeFailure(w, &failure{kind: failServer}) })
 }

@@ -77,22 +77,7 @@ func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRe
 func extractOpenAI(body map[string]any) *chatRequest {
 	req := &chatRequest{choices: 1}
 	req.model, _ = body["model"].(string)
-	msgs, _ := body["messages"].([]any)
-	req.messages = len(msgs)
-	var user strings.Builder
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		text := contentText(mm["content"])
-		req.promptSize += len(text)
-		if mm["role"] == "user" {
-			if user.Len() > 0 {
-				user.WriteByte('\n')
-			}
-			user.WriteString(text)
-		}
-	}
-	req.userText = user.String()
-	req.promptSize += textSize(body["tools"])
+	readChatMessages(req, body)
 
 	tools := functionTools(body["tools"])
 	switch c := body["tool_choice"].(type) {
@@ -400,19 +385,6 @@ func (o *openAI) writeAnswer(w http.ResponseWriter, req *chatRequest, a *answer)
 	u.PromptTokensDetails.CachedTokens = a.cachedTokens
 	u.CompletionTokensDetails.ReasoningTokens = a.reasoningTokens
 
-	b, err := json.Marshal(resp)
-	if err != nil {
-		o.writeFailure(w, &failure{kind: failServer})
-		return
-	}
-	if a.fault == FaultMalformed {
-		b = b[:len(b)/2]
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("openai-version", "2020-10-01")
-	h.Set("openai-organization", "org-fake")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	writeAnswer(w, resp, a.fault, map[string]string{"openai-version": "2020-10-01", "openai-organization": "org-fake"},
+		func() { o.writeFailure(w, &failure{kind: failServer}) })
 }
