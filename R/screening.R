@@ -132,7 +132,12 @@ screening_options <- function(provider, api_url, prompt, models, grid, top_p, ro
 # The arguments kept in the result's attribute arg_list (never the key): the provider, the
 # function, the column names, then the variables `names` of the screening function's frame `env`
 # (with the values the checks normalised), and the run options.
-screening_arg_list <- function(provider, function_name, rec, env, names, run_options) {
+# Every argument of the operation is kept (its values after the checks), except the data, which the
+# result holds, and the key, which is never kept; `...` is kept as `dots`.
+screening_arg_list <- function(provider, function_name, rec, env, run_options) {
+  fn <- get(function_name, envir = asNamespace("tabscreen"), mode = "function")
+  names <- c(setdiff(names(formals(fn)), c("data", "studyid", "title", "abstract", "api_key", "fine_tuned", "...")),
+    "dots")
   c(
     list(provider = provider, function_name = function_name,
       studyid = rec$studyid_col, title = rec$title_col, abstract = rec$abstract_col),

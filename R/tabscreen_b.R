@@ -227,12 +227,7 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
     grid, top_p = numeric(), role, tool_spec,
     builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = confidence),
     dots, seed_par, max_tries, max_seconds, extra = list(max_tokens = max_tokens))
-  arg_list <- screening_arg_list("b", "tabscreen_b", rec, call, c(
-    "prompt", "model", "reps", "rpm", "api_url", "role", "tools", "time_info", "token_info", "max_tries",
-    "max_tokens", "max_seconds", "is_transient", "backoff", "after", "seed_par", "progress",
-    "decision_description", "messages", "incl_cutoff_upper", "incl_cutoff_lower", "force", "custom_model",
-    "reasoning_effort", "overinclusive", "confidence", "dots"
-  ), options)
+  arg_list <- screening_arg_list("b", "tabscreen_b", rec, call, options)
   launch_screening(rec, options, arg_list, api_key, estimate, call = call)
 }
 

@@ -199,12 +199,7 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
     grid, top_p, role, tool_spec,
     builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = confidence),
     dots, seed_par, max_tries, max_seconds)
-  arg_list <- screening_arg_list("c", "tabscreen_c", rec, call, c(
-    "prompt", "model", "reps", "rpm", "top_p", "api_url", "role", "tools", "tool_choice", "time_info",
-    "token_info", "max_tries", "max_seconds", "is_transient", "backoff", "after", "seed_par", "progress",
-    "decision_description", "messages", "incl_cutoff_upper", "incl_cutoff_lower", "force", "custom_model",
-    "reasoning_effort", "overinclusive", "confidence", "dots"
-  ), options)
+  arg_list <- screening_arg_list("c", "tabscreen_c", rec, call, options)
   launch_screening(rec, options, arg_list, api_key, estimate, call = call)
 }
 
