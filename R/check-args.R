@@ -491,28 +491,30 @@ check_dots <- function(provider, dots, call = rlang::caller_env()) {
 }
 
 # Fields of the request body that the package sets, with where to set them instead.
-reserved_body_b <- c(
+# Request fields every provider's body gets from the package, with where to set them instead.
+reserved_body_common <- c(
   model = "Use the {.arg model} argument.",
   messages = "The question is built from {.arg prompt}, {.arg title} and {.arg abstract}.",
-  system = "The package sets it for models that cannot be forced to call the tool.",
   tools = "Use the {.arg tools} argument.",
+  stream = "Streaming is not supported."
+)
+
+reserved_body_b <- c(
+  reserved_body_common,
+  system = "The package sets it for models that cannot be forced to call the tool.",
   tool_choice = "The built-in tool is forced where the model allows it; custom {.arg tools} are offered with {.val auto}.",
   max_tokens = "Use the {.arg max_tokens} argument.",
   thinking = "Use the {.arg reasoning_effort} argument ({.val none} turns thinking off).",
   output_config = "Use the {.arg reasoning_effort} argument (sent as {.field output_config.effort}).",
-  stream = "Streaming is not supported.",
   seed = "Provider B has no seed; {.arg seed_par} seeds only the package's own random numbers."
 )
 
 reserved_body_c <- c(
-  model = "Use the {.arg model} argument.",
-  messages = "The question is built from {.arg prompt}, {.arg title} and {.arg abstract}.",
-  tools = "Use the {.arg tools} argument.",
+  reserved_body_common,
   tool_choice = "Use the {.arg tool_choice} argument.",
   top_p = "Use the {.arg top_p} argument.",
   reasoning_effort = "Use the {.arg reasoning_effort} argument.",
   random_seed = "Use {.arg seed_par}: it is sent as {.field random_seed} (plus {.code n - 1} for repetition {.code n}).",
-  stream = "Streaming is not supported.",
   n = "Use {.arg reps} to ask the same question several times."
 )
 

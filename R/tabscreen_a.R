@@ -304,14 +304,11 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
 
 # Fields of the request body that the package sets, with where to set them instead.
 reserved_body_a <- c(
-  model = "Use the {.arg model} argument.",
-  messages = "The question is built from {.arg prompt}, {.arg title} and {.arg abstract}.",
-  tools = "Use the {.arg tools} argument.",
+  reserved_body_common,
   tool_choice = "Use the {.arg tool_choice} argument.",
   top_p = "Use the {.arg top_p} argument.",
   reasoning_effort = "Use the {.arg reasoning_effort} argument.",
   verbosity = "Use the {.arg verbosity} argument.",
-  stream = "Streaming is not supported.",
   n = "Use {.arg reps} to ask the same question several times."
 )
 
