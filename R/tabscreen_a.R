@@ -166,9 +166,10 @@
 #' @param verbosity `"low"`, `"medium"` or `"high"`, for the models that take it.
 #' @param overinclusive If `TRUE`, the built-in function also allows the uncertain decision
 #'   `"1.1"`; if `FALSE`, only `"1"` and `"0"`. Ignored with custom `tools`.
-#' @param ... Further fields of the request body, e.g. `temperature = 0`, `seed = 1`,
+#' @param ... Further fields of the request body, e.g. `temperature = 0`,
 #'   `service_tier = "flex"` or `max_completion_tokens = 200`. Length-one arrays must be given as
-#'   lists or with [I()].
+#'   lists or with [I()]. (`seed = 1` here would match `seed_par` by R's partial matching: use
+#'   `seed_par`, which is sent as the seed.)
 #'
 #' @return An object of class `llm`: a list with
 #' * `answer_data` (class `llm_tbl`): one row per answer, with your other columns first, then
