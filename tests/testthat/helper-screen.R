@@ -74,3 +74,20 @@ tool_properties <- function(body) {
   schema <- tool$input_schema %||% tool[["function"]]$parameters
   names(schema$properties)
 }
+
+# The key appears nowhere: not in the serialized result, not in anything printing the result or
+# its parts shows, not in what screen_errors() makes of it.
+expect_key_nowhere <- function(res, key) {
+  expect_false(length(grepRaw(key, serialize(res, NULL), fixed = TRUE)) > 0)
+  capture_all <- function(expr) {
+    out <- NULL
+    msg <- capture.output(out <- capture.output(expr), type = "message")
+    c(msg, out)
+  }
+  printed <- c(capture_all(print(res)), capture_all(print(res$answer_data)),
+    capture_all(print(res$answer_data_aggregated)), capture_all(print(res$error_data)),
+    capture_all(str(unclass(res))), capture_all(print(attr(res, "arg_list"))))
+  expect_false(any(grepl(key, printed, fixed = TRUE)))
+  res2 <- screen_errors(res, max_tries = 1, messages = FALSE)
+  expect_false(length(grepRaw(key, serialize(res2, NULL), fixed = TRUE)) > 0)
+}

@@ -278,18 +278,7 @@ test_that("the key never appears in the result or its print", {
   fake$configure(fail_matching = list(list(substring = test_records()$title[1], kind = "500")))
   res <- screen_c(fake, reps = 2, max_tries = 1, confidence = TRUE)
   expect_false(is.null(res$error_data))
-  expect_false(length(grepRaw(key, serialize(res, NULL), fixed = TRUE)) > 0)
-  capture_all <- function(expr) {
-    out <- NULL
-    msg <- capture.output(out <- capture.output(expr), type = "message")
-    c(msg, out)
-  }
-  printed <- c(capture_all(print(res)), capture_all(print(res$answer_data)),
-    capture_all(print(res$answer_data_aggregated)), capture_all(print(res$error_data)),
-    capture_all(str(unclass(res))), capture_all(print(attr(res, "arg_list"))))
-  expect_false(any(grepl(key, printed, fixed = TRUE)))
-  res2 <- screen_errors(res, max_tries = 1, messages = FALSE)
-  expect_false(length(grepRaw(key, serialize(res2, NULL), fixed = TRUE)) > 0)
+  expect_key_nowhere(res, key)
 })
 
 test_that("rate_limits_per_minute() reads provider C's headers", {
