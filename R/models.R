@@ -428,7 +428,7 @@ allowance_effort <- function(s) {
 # 150 tokens of tool schema and framing per request; output tokens from completion_allowance().
 # Returns a data frame per model: requests, input and output tokens and the price (NA when unknown).
 estimate_price <- function(records, prompts, models, settings, reps, n_top_p, decision_description) {
-  record_chars <- sum(nchar(field_text(records$title)) + nchar(field_text(records$abstract)))
+  record_chars <- sum(field_chars(records$title) + field_chars(records$abstract))
   n <- nrow(records)
   per_prompt_chars <- sum(nchar(prompts)) * n + length(prompts) * record_chars
   requests <- length(prompts) * n * n_top_p * reps
@@ -476,14 +476,18 @@ format_tokens <- function(x) {
 
 # Title or abstract as the model sees it: blank values become "No information" (the same rule as
 # Field() in golib/screen/question.go: missing, only white space, or the literal "NA").
+# The Go core's rule (screen.Field): missing, nothing but white space, or the text "NA". Long
+# texts are only searched for one character that is not white space: rewriting every abstract with
+# a regular expression took most of the time of a large run. Only short ones can read "NA".
 is_blank_field <- function(x) {
-  squeezed <- gsub("[\\s\\p{Z}]+", " ", x, perl = TRUE)
-  is.na(x) | trimws(squeezed) %in% c("", "NA")
+  blank <- is.na(x) | !grepl("[^\\s\\p{Z}]", x, perl = TRUE)
+  short <- which(!blank & nchar(x, type = "bytes") <= 32)
+  blank[short] <- trimws(gsub("[\\s\\p{Z}]+", " ", x[short], perl = TRUE)) == "NA"
+  blank
 }
 
-field_text <- function(x) {
-  out <- gsub("[\\s\\p{Z}]+", " ", x, perl = TRUE)
-  out <- trimws(out)
-  out[is_blank_field(x)] <- "No information"
-  out
+# Characters of a field as the model sees it, for the price estimate: a blank field is sent as
+# "No information"; white space is counted as it is (an estimate needs no exact count).
+field_chars <- function(x) {
+  ifelse(is_blank_field(x), nchar("No information"), nchar(x))
 }

@@ -178,12 +178,14 @@ user_columns <- function(data, mapped, studyid_generated, messages) {
 }
 
 inform_blank_fields <- function(titles, abstracts, messages) {
-  blank_title <- sum(is_blank_field(titles))
-  blank_abstract <- sum(is_blank_field(abstracts))
+  title_blank <- is_blank_field(titles)
+  abstract_blank <- is_blank_field(abstracts)
+  blank_title <- sum(title_blank)
+  blank_abstract <- sum(abstract_blank)
   if (blank_title + blank_abstract == 0) {
     return(invisible())
   }
-  records <- sum(is_blank_field(titles) | is_blank_field(abstracts))
+  records <- sum(title_blank | abstract_blank)
   tabscreen_inform(
     c("i" = "{records} record{?s} {?has/have} a missing or blank title or abstract ({blank_title} title{?s}, {blank_abstract} abstract{?s}); the model is told \"No information\" for {cli::qty(records)}{?it/them}.",
       " " = "Consider removing such records before screening, e.g. {.code data[!is.na(data$abstract), ]}."),

@@ -178,9 +178,9 @@ test_that("the price estimate counts characters, tool schema and reps", {
 })
 
 test_that("blank fields follow the engine's rule", {
-  x <- c("text", NA, "", "  \n\t ", "NA", " NA ", "N A", "\u00a0")
-  expect_equal(tabscreen:::is_blank_field(x), c(FALSE, TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE))
-  expect_equal(tabscreen:::field_text(c(" a \n b ", NA)), c("a b", "No information"))
+  x <- c("text", NA, "", "  \n\t ", "NA", " NA ", "N A", "\u00a0", "\u00a0NA\n", strrep(" ", 100), "NAB")
+  expect_equal(tabscreen:::is_blank_field(x), c(FALSE, TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE, TRUE, TRUE, FALSE))
+  expect_equal(tabscreen:::field_chars(c("abc", NA, " ")), c(3, 14, 14))
 })
 
 test_that("lookup_models() gives provider B's cache prices and the rules of B and C", {
