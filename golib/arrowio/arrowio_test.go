@@ -56,7 +56,7 @@ func allKinds(n int, withNulls bool) *Table {
 
 func TestRoundTrip(t *testing.T) {
 	big := strings.Repeat("ab😀ø", 100*1024/9)
-	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), -0.0, math.MaxFloat64, math.SmallestNonzeroFloat64}
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), math.MaxFloat64, math.SmallestNonzeroFloat64}
 	cases := []struct {
 		name string
 		tab  *Table

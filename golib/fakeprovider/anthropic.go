@@ -133,11 +133,8 @@ func (a *anthropic) writeFailure(w http.ResponseWriter, f *failure) {
 	if f.hasRetry {
 		h.Set("retry-after", strconv.FormatInt(int64(math.Ceil(f.retryAfter.Seconds())), 10))
 	}
-	if f.kind == failBadGateway { // what the edge in front of the API returns
-		h.Set("Content-Type", "text/html")
-		h.Set("Content-Length", strconv.Itoa(len(badGatewayHTML)))
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(badGatewayHTML))
+	if f.kind == failBadGateway {
+		writeBadGateway(w, status)
 		return
 	}
 	e := anthError{Type: "invalid_request_error", Message: f.message}

@@ -389,3 +389,13 @@ func writeAnswer(w http.ResponseWriter, resp any, fault string, headers map[stri
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
+
+// writeBadGateway writes what the edge in front of a provider's API returns for a 502: HTML, not
+// the protocol's JSON.
+func writeBadGateway(w http.ResponseWriter, status int) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html")
+	h.Set("Content-Length", strconv.Itoa(len(badGatewayHTML)))
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(badGatewayHTML))
+}

@@ -228,11 +228,8 @@ func (o *openAI) writeFailure(w http.ResponseWriter, f *failure) {
 		h.Set("retry-after", strconv.FormatInt(int64(math.Ceil(f.retryAfter.Seconds())), 10))
 		h.Set("retry-after-ms", strconv.FormatInt(ms, 10))
 	}
-	if f.kind == failBadGateway { // what the edge in front of the API returns
-		h.Set("Content-Type", "text/html")
-		h.Set("Content-Length", strconv.Itoa(len(badGatewayHTML)))
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(badGatewayHTML))
+	if f.kind == failBadGateway {
+		writeBadGateway(w, status)
 		return
 	}
 	e := oaError{Message: f.message, Type: "invalid_request_error"}
