@@ -73,7 +73,11 @@ fake_provider_start <- function(..., .bin = NULL, .timeout = 10) {
   proc <- processx::process$new(
     bin, c("--host", "127.0.0.1", "--port", "0", "--port-file", port_file, "--watch-stdin=true",
            "--config", config),
-    stdin = "|", stdout = NULL, stderr = err_file, cleanup = TRUE, cleanup_tree = TRUE
+    # cleanup = TRUE kills the program by its pid when the object is collected. Not cleanup_tree:
+    # processx marks a tree with an id drawn from R's RNG and the current second, so after the same
+    # set.seed() (R CMD check seeds every example) two fakes started within a second share a marker,
+    # and collecting the first killed the second. The program starts no children of its own.
+    stdin = "|", stdout = NULL, stderr = err_file, cleanup = TRUE
   )
   state <- new.env(parent = emptyenv())
   state$proc <- proc

@@ -434,3 +434,16 @@ test_that("the program never outlives the R process that started it", {
   while (answers() && Sys.time() < deadline) Sys.sleep(0.05)
   expect_false(answers())
 })
+
+test_that("collecting one fake never stops another started after the same seed", {
+  # R CMD check seeds every example alike; processx's tree markers then collided, and collecting
+  # one example's fake killed the next example's (see fake_provider_start()).
+  first <- withr::with_seed(1, fake_provider_start())
+  second <- withr::with_seed(1, fake_provider_start())
+  withr::defer(second$stop())
+  rm(first)
+  invisible(gc())
+  Sys.sleep(0.5)
+  expect_true(second$is_alive())
+  expect_true(is.list(second$stats()))
+})
