@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 	"github.com/tabscreen/tabscreen/golib/engine"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 // Runs are reached from C through integer handles, so no Go pointer ever crosses the ABI.
@@ -66,7 +68,15 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	if err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
-	run, err := engine.Start(opts, titles, abstracts, titleValid, abstractValid, C.GoString(apiKey))
+	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
+	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
+		recs.StudyIDs = c.Str
+	}
+	run, err := engine.Start(opts, recs, C.GoString(apiKey))
+	var se *store.Error
+	if errors.As(err, &se) {
+		return cError(se.Class, err)
+	}
 	if err != nil {
 		return cError("tabscreen_error_options", err)
 	}
@@ -75,7 +85,8 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	h := nextHandle
 	runs[h] = run
 	runsMu.Unlock()
-	return cJSON(map[string]int64{"handle": h})
+	// "handle" first: the C side recognises a started run by it.
+	return cJSON(map[string]any{"handle": h, "store": run.StoreInfo()})
 }
 
 //export TsRunPoll

@@ -78,7 +78,7 @@ func runToEnd(t *testing.T, o *Options, records int) *Run {
 	for i := range titles {
 		titles[i], abstracts[i] = fmt.Sprintf("Title %d", i+1), fmt.Sprintf("Abstract %d", i+1)
 	}
-	r, err := Start(o, titles, abstracts, nil, nil, "sk-secret-test-key")
+	r, err := Start(o, Records{Titles: titles, Abstracts: abstracts}, "sk-secret-test-key")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestCancelKeepsAnswersAndFailsTheRest(t *testing.T) {
 		return 200, nil, toolReply("1")
 	})
 	o := options(fk.srv.URL, func(o *Options) { o.MaxActive = 1 })
-	r, err := Start(o, make([]string, 50), make([]string, 50), nil, nil, "k")
+	r, err := Start(o, Records{Titles: make([]string, 50), Abstracts: make([]string, 50)}, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestRCallbacksAreAskedAndObeyed(t *testing.T) {
 		return 200, nil, toolReply("1")
 	})
 	o := options(fk.srv.URL, func(o *Options) { o.Callbacks = CallbackOptions{IsTransient: true, Backoff: true} })
-	r, err := Start(o, []string{"t"}, []string{"a"}, nil, nil, "k")
+	r, err := Start(o, Records{Titles: []string{"t"}, Abstracts: []string{"a"}}, "k")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ type Options struct {
 	Timeout    float64                    `json:"timeout_seconds"`
 	MaxTokens  int                        `json:"max_tokens"`
 	Jobs       []JobKey                   `json:"jobs"`
+	Store      *StoreOptions              `json:"store"`
 }
 
 // ModelOptions are one model's settings, from the rules table on the R side.

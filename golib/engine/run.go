@@ -16,6 +16,7 @@ import (
 
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 // rateMargin keeps the even pace just under the user's rpm, so that the window check of the pacer
@@ -60,6 +61,11 @@ type Run struct {
 	pauseUntil atomic.Int64 // unix nanoseconds before which no request starts
 	callbacks  *callbackQueue
 
+	session   *store.Session // nil without an answer store
+	storeInfo *StoreInfo
+	jobKeys   []string // the jobs' names in the store
+	studyIDs  []string
+
 	done, answered, failed, retries, inFlight atomic.Int64
 	started                                   time.Time
 	elapsed                                   time.Duration
@@ -79,8 +85,20 @@ type result struct {
 	attempts int32
 }
 
-// Start checks the options, builds the jobs and starts the run in the background.
-func Start(opts *Options, titles, abstracts []string, titleValid, abstractValid []bool, apiKey string) (*Run, error) {
+// Records are the texts a run screens; a nil validity slice means every value is present, and
+// the study ids (optional) only label the stored answers.
+type Records struct {
+	Titles, Abstracts         []string
+	TitleValid, AbstractValid []bool
+	StudyIDs                  []string
+}
+
+// Start checks the options, builds the jobs, claims the run in the answer store (taking the jobs
+// it already answered from there) and starts the run in the background.
+func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
+	if len(recs.Abstracts) != len(recs.Titles) || (recs.StudyIDs != nil && len(recs.StudyIDs) != len(recs.Titles)) {
+		return nil, fmt.Errorf("the records' columns differ in length")
+	}
 	adapter, err := provider.New(opts.Provider, opts.settings())
 	if err != nil {
 		return nil, err
@@ -90,8 +108,8 @@ func Start(opts *Options, titles, abstracts []string, titleValid, abstractValid 
 	for k, v := range adapter.Headers(apiKey) {
 		r.headers[k] = v[0]
 	}
-	r.prepareRecords(titles, abstracts, titleValid, abstractValid)
-	if r.jobs, err = expandJobs(opts, len(titles)); err != nil {
+	r.prepareRecords(recs.Titles, recs.Abstracts, recs.TitleValid, recs.AbstractValid)
+	if r.jobs, err = expandJobs(opts, len(recs.Titles)); err != nil {
 		return nil, err
 	}
 	r.results = make([]result, len(r.jobs))
@@ -118,6 +136,10 @@ func Start(opts *Options, titles, abstracts []string, titleValid, abstractValid 
 		SetTimeout(time.Duration(opts.Timeout * float64(time.Second))).
 		SetRetryCount(0)
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	if err := r.openStore(recs); err != nil {
+		r.cancel(err)
+		return nil, err
+	}
 	r.started = time.Now()
 	go r.dispatch()
 	return r, nil
@@ -178,6 +200,9 @@ func defaultMaxActive(o *Options) int {
 func (r *Run) dispatch() {
 	var wg sync.WaitGroup
 	for i := range r.jobs {
+		if r.results[i].done { // answered in the store by an earlier call
+			continue
+		}
 		if err := r.sem.Acquire(r.ctx, 1); err != nil {
 			break
 		}
@@ -190,6 +215,7 @@ func (r *Run) dispatch() {
 	}
 	wg.Wait()
 	r.closeUnfinished()
+	r.closeStore()
 	r.transport.CloseIdleConnections()
 	r.elapsed = time.Since(r.started)
 	close(r.finished)

@@ -127,13 +127,15 @@ type Summary struct {
 	RunDate     string      `json:"run_date"`
 	PriceData   []PriceRow  `json:"price_data"`
 	BlankFields int         `json:"blank_fields"`
+	Store       *StoreInfo  `json:"store,omitempty"`
 }
 
 // Summarise describes the finished run.
 func (r *Run) Summarise() Summary {
 	state, stop := r.State()
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
-		Elapsed: r.elapsed.Seconds(), RunDate: time.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields}
+		Elapsed: r.elapsed.Seconds(), RunDate: time.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
+		Store: r.storeInfo}
 	if s.PriceData == nil {
 		s.PriceData = []PriceRow{}
 	}

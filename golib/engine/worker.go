@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 // attempt is what one HTTP exchange gave.
@@ -22,12 +23,36 @@ type attempt struct {
 	at      time.Time
 }
 
-// work runs one job to its end: an answer, or a failure with its reason.
+// jobTrace is what the answer store keeps of a job's exchanges besides its result.
+type jobTrace struct {
+	request []byte
+	last    attempt
+	retried []store.Attempt
+}
+
+// note keeps an attempt that did not end the job, for the audit log.
+func (r *Run) note(t *jobTrace, a attempt, n int32, reason string) {
+	if r.session == nil {
+		return
+	}
+	t.retried = append(t.retried, store.Attempt{N: int(n), HTTPStatus: a.status, Error: reason, Response: a.body,
+		At: a.at, Took: a.took.Seconds()})
+}
+
+// work runs one job to its end and hands it to the answer store.
 func (r *Run) work(i int) {
+	var t jobTrace
+	r.runJob(i, &t)
+	r.persist(i, t.request, t.last, t.retried)
+}
+
+// runJob runs one job to its end: an answer, or a failure with its reason.
+func (r *Run) runJob(i int, t *jobTrace) {
 	j := r.jobs[i]
 	res := &r.results[i]
 	call := r.call(j)
 	body, err := r.adapter.Body(call)
+	t.request = body
 	if err != nil {
 		r.fail(res, "the request body could not be built: "+err.Error())
 		return
@@ -46,6 +71,7 @@ func (r *Run) work(i int) {
 		tries++
 		res.attempts++
 		a := r.send(body)
+		t.last = a
 		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
 		if a.err != nil && r.ctx.Err() != nil {
 			r.fail(res, "interrupted: "+r.causeText())
@@ -69,6 +95,7 @@ func (r *Run) work(i int) {
 				break
 			}
 			if reasks < maxReasks {
+				r.note(t, a, res.attempts, "re-asked: "+problem.Error())
 				reasks++
 				tries-- // a re-ask has its own budget
 				r.retries.Add(1)
@@ -105,6 +132,7 @@ func (r *Run) work(i int) {
 			return
 		}
 		r.retries.Add(1)
+		r.note(t, a, res.attempts, reason)
 		if err := r.sleep(wait); err != nil {
 			r.fail(res, reason+"; then "+r.causeText())
 			return

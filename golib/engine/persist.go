@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+
+	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/store"
+)
+
+// StoreOptions say where the run's answers are kept (ARCHITECTURE.md, "The answer store").
+type StoreOptions struct {
+	Path  string `json:"path"`
+	Reuse bool   `json:"reuse"`
+	// RunID and Fingerprint name the run to continue (screen_errors(): its records are a subset,
+	// so the fingerprint cannot be recomputed from them).
+	RunID       string `json:"run_id"`
+	Fingerprint string `json:"fingerprint"`
+	// RecordIndex maps this call's records to their positions in the run (screen_errors()).
+	RecordIndex []int32 `json:"record_index"`
+}
+
+// StoreInfo tells R which run of which store the call wrote into.
+type StoreInfo struct {
+	Path        string `json:"path"`
+	RunID       string `json:"run_id"`
+	Fingerprint string `json:"fingerprint"`
+	Resumed     bool   `json:"resumed"`
+	Stored      int    `json:"stored"`
+	Total       int    `json:"total"`
+}
+
+// fingerprint hashes everything that decides what a run asks: the provider and endpoint, the
+// models and their settings, the prompts, tools, sampling, reps and seed, and every record's text.
+// Retry, pacing and price settings are left out (they do not change the answers), and so is the
+// key (it must never reach the store).
+func fingerprint(o *Options, recs Records) string {
+	type model struct {
+		Name            string  `json:"name"`
+		Reps            int     `json:"reps"`
+		ReasoningEffort *string `json:"reasoning_effort"`
+		Verbosity       *string `json:"verbosity"`
+		SendTopP        *bool   `json:"send_top_p"`
+		Thinking        *string `json:"thinking"`
+		ForcedTool      *bool   `json:"forced_tool"`
+	}
+	models := make([]model, len(o.Models))
+	for i, m := range o.Models {
+		models[i] = model{m.Name, m.Reps, m.ReasoningEffort, m.Verbosity, m.SendTopP, m.Thinking, m.ForcedTool}
+	}
+	h := sha256.New()
+	head, _ := json.Marshal(map[string]any{
+		"version": 1, "provider": o.Provider, "api_url": o.APIURL, "prompts": o.Prompts, "models": models,
+		"top_p": o.TopP, "role": o.Role, "tools": o.Tools, "tool_choice": o.ToolChoice, "builtin": o.Builtin,
+		"extra_body": o.ExtraBody, "seed": o.Seed, "max_tokens": o.MaxTokens,
+	})
+	h.Write(head)
+	for i := range recs.Titles {
+		hashField(h, recs.Titles[i], recs.TitleValid == nil || recs.TitleValid[i])
+		hashField(h, recs.Abstracts[i], recs.AbstractValid == nil || recs.AbstractValid[i])
+		if recs.StudyIDs != nil {
+			hashField(h, recs.StudyIDs[i], true)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hashField writes a length-prefixed value, so that no two record lists hash alike by shifting
+// text from one field to the next.
+func hashField(h hash.Hash, s string, valid bool) {
+	var n [9]byte
+	if valid {
+		n[0] = 1
+	}
+	binary.LittleEndian.PutUint64(n[1:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write([]byte(s))
+}
+
+// openStore claims the run in the store and fills in the jobs it already answered, before any
+// request is sent.
+func (r *Run) openStore(recs Records) error {
+	so := r.opts.Store
+	if so == nil || so.Path == "" {
+		return nil
+	}
+	if so.RecordIndex != nil && len(so.RecordIndex) != r.records {
+		return &store.Error{Class: "tabscreen_error_options", Message: "store record_index must have one value per record"}
+	}
+	fp := so.Fingerprint
+	if so.RunID == "" {
+		fp = fingerprint(r.opts, recs)
+	}
+	st, err := store.Open(so.Path)
+	if err != nil {
+		return err
+	}
+	models := make([]string, len(r.opts.Models))
+	for i, m := range r.opts.Models {
+		models[i] = m.Name
+	}
+	settings, _ := json.Marshal(r.storedSettings())
+	session, err := st.Claim(store.RunSpec{
+		Fingerprint: fp, Provider: r.opts.Provider, Endpoint: r.adapter.Endpoint(), Models: models,
+		Prompts: len(r.opts.Prompts), Records: r.records, Jobs: len(r.jobs), Settings: settings,
+		RunID: so.RunID, Reuse: so.Reuse,
+	})
+	if err != nil {
+		st.Close()
+		return err
+	}
+	r.session = session
+	r.studyIDs = recs.StudyIDs
+	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed, Total: len(r.jobs)}
+	r.jobKeys = make([]string, len(r.jobs))
+	for i, j := range r.jobs {
+		key := r.storeKey(j)
+		r.jobKeys[i] = key
+		if a, ok := session.Stored(key); ok {
+			r.results[i] = result{decision: a.Decision, ok: true, done: true, usage: a.Usage, billed: a.Billed,
+				submodel: a.Submodel, runTime: a.RunTime, date: a.ReceivedAt.Local(), attempts: a.Attempts}
+			r.answered.Add(1)
+			r.done.Add(1)
+			r.storeInfo.Stored++
+			continue
+		}
+		r.results[i].billed = session.StoredFailedUsage(key)
+	}
+	session.Start(func(err error) {
+		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
+	})
+	return nil
+}
+
+// storedSettings is what the runs table keeps of the options: enough to tell runs apart, never
+// the key (which is not in the options) and not the per-job list of screen_errors().
+func (r *Run) storedSettings() map[string]any {
+	o := r.opts
+	return map[string]any{"provider": o.Provider, "api_url": o.APIURL, "prompts": o.Prompts, "models": o.Models,
+		"top_p": o.TopP, "role": o.Role, "tools": o.Tools, "tool_choice": o.ToolChoice, "builtin": o.Builtin,
+		"extra_body": o.ExtraBody, "seed": o.Seed, "max_tokens": o.MaxTokens, "max_tries": o.MaxTries, "max_seconds": o.MaxSeconds}
+}
+
+func (r *Run) recordInRun(record int32) int32 {
+	if idx := r.opts.Store.RecordIndex; idx != nil {
+		return idx[record]
+	}
+	return record + 1
+}
+
+func (r *Run) storeKey(j job) string {
+	topP, hasTopP := 0.0, j.topP >= 0
+	if hasTopP {
+		topP = r.opts.TopP[j.topP]
+	}
+	return store.JobKey(r.recordInRun(j.record), j.prompt+1, r.opts.Models[j.model].Name, topP, hasTopP, j.n)
+}
+
+// persist queues a finished job for the store. Jobs never sent are not stored: they have nothing
+// to keep, and a resumed run sends them.
+func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) {
+	if r.session == nil {
+		return
+	}
+	res := &r.results[i]
+	if res.attempts == 0 {
+		return
+	}
+	j := r.jobs[i]
+	a := store.Answer{Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
+		Model: r.opts.Models[j.model].Name, N: j.n, Answered: res.ok, Decision: res.decision, Usage: res.usage,
+		Billed: res.billed, Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
+		RunTime: res.runTime, ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
+	if !res.ok {
+		a.Error = res.reason
+	}
+	if r.studyIDs != nil {
+		a.StudyID = r.studyIDs[j.record]
+	}
+	if j.topP >= 0 {
+		a.TopP, a.HasTopP = r.opts.TopP[j.topP], true
+	}
+	if in, out, ok := r.prices[j.model].Cost(res.billed); ok {
+		a.Price, a.HasPrice = in+out, true
+	}
+	r.session.Save(a)
+}
+
+// closeStore commits what is queued and records how the run ended.
+func (r *Run) closeStore() {
+	if r.session == nil {
+		return
+	}
+	status := store.StatusCompleted
+	switch state, _ := r.State(); state {
+	case "cancelled":
+		status = store.StatusInterrupted
+	case "stopped":
+		status = store.StatusStopped
+	}
+	if err := r.session.Close(status); err != nil {
+		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
+	}
+}
+
+// StoreInfo is nil when the run keeps no store.
+func (r *Run) StoreInfo() *StoreInfo { return r.storeInfo }

@@ -1,0 +1,464 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+// Run statuses. Only "completed" runs are left alone by a new call with the same fingerprint;
+// the others are resumed.
+const (
+	StatusRunning     = "running"
+	StatusInterrupted = "interrupted"
+	StatusStopped     = "stopped"
+	StatusCompleted   = "completed"
+)
+
+// heartbeatEvery is how often a live run says so; a run on another machine is considered
+// abandoned after staleAfter without a heartbeat (on this machine, the owner's pid decides).
+const (
+	heartbeatEvery = 2 * time.Second
+	staleAfter     = 30 * time.Second
+)
+
+// RunSpec describes the run a screening call wants to write into.
+type RunSpec struct {
+	Fingerprint string
+	Provider    string
+	Endpoint    string
+	Models      []string
+	Prompts     int
+	Records     int
+	Jobs        int
+	Settings    []byte // JSON, without the key
+	RunID       string // continue this run (screen_errors()), whatever its status
+	Reuse       bool   // also continue a completed run with the same fingerprint
+}
+
+// Answer is one finished job as stored: an answer, or a failure after at least one attempt.
+type Answer struct {
+	Key        string
+	Record     int32 // 1-based position in the run's records
+	StudyID    string
+	PromptID   int32
+	Model      string
+	TopP       float64
+	HasTopP    bool
+	N          int32
+	Answered   bool
+	Decision   screen.Decision
+	Usage      screen.Usage // of the answer
+	Billed     screen.Usage // of every billed reply of the job
+	Price      float64
+	HasPrice   bool
+	Submodel   string
+	HTTPStatus int
+	Attempts   int32
+	RunTime    float64
+	ReceivedAt time.Time
+	Error      string
+	Request    []byte
+	Response   []byte
+	Log        []Attempt
+}
+
+// Attempt is one failed attempt of a job, for the audit log.
+type Attempt struct {
+	N          int
+	HTTPStatus int
+	Error      string
+	Response   []byte
+	At         time.Time
+	Took       float64
+}
+
+// JobKey is the stable name of a job within a run.
+func JobKey(record, promptID int32, model string, topP float64, hasTopP bool, n int32) string {
+	t := "-"
+	if hasTopP {
+		t = fmt.Sprintf("%g", topP)
+	}
+	return fmt.Sprintf("%d/%d/%s/%s/%d", record, promptID, model, t, n)
+}
+
+// Session is a run claimed in a store: what it already holds, and the writer that commits every
+// new answer as it arrives.
+type Session struct {
+	store   *Store
+	RunID   string
+	Resumed bool
+	stored  map[string]Answer // answered jobs
+	billed  map[string]screen.Usage
+
+	queue   chan Answer
+	written chan struct{}
+	errMu   sync.Mutex
+	err     error
+	onFail  func(error)
+	closed  bool
+}
+
+// active holds the runs this process is writing, so that a "running" row owned by this process
+// but not in the set (left by an earlier call that could not record its end) is taken over.
+var (
+	activeMu sync.Mutex
+	active   = map[string]bool{}
+)
+
+// Claim finds the run a call continues (an unfinished run with the same fingerprint, or the
+// named run) or creates a new one, and makes this process its owner. A run that another live
+// process is writing is refused: the same jobs are never sent twice.
+func (s *Store) Claim(spec RunSpec) (*Session, error) {
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): claims are serialised
+	if err != nil {
+		return nil, storeError(s.Path, "cannot be written", err)
+	}
+	defer tx.Rollback()
+	var row *sql.Row
+	if spec.RunID != "" {
+		row = tx.QueryRowContext(ctx, `SELECT run_id, status, owner_pid, owner_host, heartbeat_at FROM runs WHERE run_id = ?`, spec.RunID)
+	} else {
+		row = tx.QueryRowContext(ctx, `SELECT run_id, status, owner_pid, owner_host, heartbeat_at FROM runs
+			WHERE fingerprint = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`, spec.Fingerprint)
+	}
+	var found struct {
+		id, status string
+		pid        sql.NullInt64
+		host       sql.NullString
+		heartbeat  sql.NullFloat64
+	}
+	err = row.Scan(&found.id, &found.status, &found.pid, &found.host, &found.heartbeat)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, storeError(s.Path, "cannot be read", err)
+	}
+	exists := err == nil
+	host, pid := hostname(), myPid()
+	stamp := now()
+	session := &Session{store: s}
+	resume := exists && (spec.RunID != "" || spec.Reuse || found.status != StatusCompleted)
+	if resume {
+		if found.status == StatusRunning && ownerAlive(found.id, found.pid, found.host, found.heartbeat, host, pid) {
+			return nil, &Error{Class: "tabscreen_error_store_busy", Message: busyMessage(found.id, found.pid, found.host, found.heartbeat)}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner_pid = ?, owner_host = ?, heartbeat_at = ?, updated_at = ? WHERE run_id = ?`,
+			StatusRunning, pid, host, unixNow(), stamp, found.id)
+		session.RunID, session.Resumed = found.id, true
+	} else {
+		session.RunID = spec.RunID
+		if session.RunID == "" {
+			session.RunID = newRunID()
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs (run_id, fingerprint, provider, endpoint, models, prompts, records, jobs,
+			status, created_at, updated_at, owner_pid, owner_host, heartbeat_at, settings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			session.RunID, spec.Fingerprint, spec.Provider, spec.Endpoint, strings.Join(spec.Models, ", "), spec.Prompts,
+			spec.Records, spec.Jobs, StatusRunning, stamp, stamp, pid, host, unixNow(), string(spec.Settings))
+	}
+	if err != nil {
+		return nil, storeError(s.Path, "cannot be written", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, storeError(s.Path, "cannot be written", err)
+	}
+	activeMu.Lock()
+	active[session.RunID] = true
+	activeMu.Unlock()
+	if session.Resumed {
+		if err := session.load(); err != nil {
+			session.release(StatusInterrupted)
+			return nil, err
+		}
+	}
+	return session, nil
+}
+
+func ownerAlive(runID string, pid sql.NullInt64, owner sql.NullString, heartbeat sql.NullFloat64, host string, me int) bool {
+	switch {
+	case !pid.Valid:
+		return false
+	case owner.String == host && int(pid.Int64) == me:
+		activeMu.Lock()
+		defer activeMu.Unlock()
+		return active[runID]
+	case owner.String == host:
+		return processAlive(int(pid.Int64))
+	}
+	return heartbeat.Valid && unixNow()-heartbeat.Float64 < staleAfter.Seconds()
+}
+
+// processAlive: signal 0 checks that the process exists without touching it.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func busyMessage(id string, pid sql.NullInt64, host sql.NullString, heartbeat sql.NullFloat64) string {
+	ago := ""
+	if heartbeat.Valid {
+		ago = fmt.Sprintf(", last active %.0f s ago", max(0, unixNow()-heartbeat.Float64))
+	}
+	return fmt.Sprintf("run %s of the answer store, the same screening, is being run by another R session (process %d on %s%s). "+
+		"Wait for it to finish, then call again to get its answers (options(tabscreen.store_reuse = TRUE)), or stop that session first: "+
+		"a second copy would send the same requests twice", id, pid.Int64, host.String, ago)
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func myPid() int { return os.Getpid() }
+
+func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
+
+// load reads what the run already holds: every answered job, and the billed tokens of jobs that
+// failed (they were paid for, and count in the price when the job is sent again).
+func (s *Session) load() error {
+	rows, err := s.store.db.Query(`SELECT job_key, answered, decision_llm, decision_binary, detailed_description, confidence,
+		prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
+		billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
+		submodel, attempts, run_time, received_at FROM answers WHERE run_id = ?`, s.RunID)
+	if err != nil {
+		return storeError(s.store.Path, "cannot be read", err)
+	}
+	defer rows.Close()
+	s.stored = map[string]Answer{}
+	s.billed = map[string]screen.Usage{}
+	for rows.Next() {
+		var a Answer
+		var decision, description, submodel sql.NullString
+		var binary, pt, ct, cwt, cpt sql.NullInt64
+		var confidence, runTime sql.NullFloat64
+		var received string
+		if err := rows.Scan(&a.Key, &a.Answered, &decision, &binary, &description, &confidence, &pt, &ct, &cwt, &cpt,
+			&a.Billed.Prompt, &a.Billed.Cached, &a.Billed.CacheWrite, &a.Billed.Completion,
+			&submodel, &a.Attempts, &runTime, &received); err != nil {
+			return storeError(s.store.Path, "holds a row that cannot be read", err)
+		}
+		if !a.Answered {
+			s.billed[a.Key] = a.Billed
+			continue
+		}
+		a.Decision = screen.Decision{Raw: decision.String, Binary: int32(binary.Int64), Description: description.String,
+			HasDescription: description.Valid, Confidence: confidence.Float64, HasConfidence: confidence.Valid}
+		a.Usage = screen.Usage{Prompt: pt.Int64, Cached: ct.Int64, CacheWrite: cwt.Int64, Completion: cpt.Int64}
+		a.Submodel, a.RunTime = submodel.String, runTime.Float64
+		a.ReceivedAt, _ = time.Parse(timeLayout, received)
+		s.stored[a.Key] = a
+	}
+	if err := rows.Err(); err != nil {
+		return storeError(s.store.Path, "cannot be read", err)
+	}
+	return nil
+}
+
+// Stored returns the stored answer of a job, if it has one.
+func (s *Session) Stored(key string) (Answer, bool) {
+	a, ok := s.stored[key]
+	return a, ok
+}
+
+// StoredFailedUsage returns the tokens billed for earlier failed attempts of a job.
+func (s *Session) StoredFailedUsage(key string) screen.Usage { return s.billed[key] }
+
+// Start begins committing saved answers; onFail is called once if a write fails, after which
+// nothing more is written (the answers stay in the run's memory and reach R).
+func (s *Session) Start(onFail func(error)) {
+	s.onFail = onFail
+	s.queue = make(chan Answer, 4096)
+	s.written = make(chan struct{})
+	go s.write()
+}
+
+// Save queues a finished job; it is committed within milliseconds.
+func (s *Session) Save(a Answer) { s.queue <- a }
+
+// Err is the write failure, if any.
+func (s *Session) Err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+func (s *Session) write() {
+	defer close(s.written)
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
+	const maxBatch = 1024
+	batch := make([]Answer, 0, maxBatch)
+	for {
+		select {
+		case a, ok := <-s.queue:
+			if !ok {
+				return
+			}
+			// Group commit: whatever arrived while the last commit ran goes into this one.
+			batch = append(batch[:0], a)
+		drain:
+			for len(batch) < maxBatch {
+				select {
+				case b, ok := <-s.queue:
+					if !ok {
+						break drain
+					}
+					batch = append(batch, b)
+				default:
+					break drain
+				}
+			}
+			if s.Err() == nil {
+				s.fail(s.insert(batch))
+			}
+			clear(batch)
+		case <-tick.C:
+			if s.Err() == nil {
+				_, err := s.store.db.Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ? WHERE run_id = ?`, unixNow(), now(), s.RunID)
+				s.fail(err)
+			}
+		}
+	}
+}
+
+func (s *Session) fail(err error) {
+	if err == nil {
+		return
+	}
+	s.errMu.Lock()
+	first := s.err == nil
+	if first {
+		s.err = storeError(s.store.Path, "could not record an answer; the run was stopped, and every answer it received is in the result", err)
+	}
+	s.errMu.Unlock()
+	if first && s.onFail != nil {
+		s.onFail(s.Err())
+	}
+}
+
+const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, promptid, model, top_p, n, answered,
+	decision_llm, decision_binary, detailed_description, confidence,
+	prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
+	billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
+	price_dollar, submodel, http_status, attempts, run_time, received_at, error, request_body, response_body)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	ON CONFLICT (run_id, job_key) DO UPDATE SET
+	answered = excluded.answered, decision_llm = excluded.decision_llm, decision_binary = excluded.decision_binary,
+	detailed_description = excluded.detailed_description, confidence = excluded.confidence,
+	prompt_tokens = excluded.prompt_tokens, cached_tokens = excluded.cached_tokens,
+	cache_write_tokens = excluded.cache_write_tokens, completion_tokens = excluded.completion_tokens,
+	billed_prompt_tokens = excluded.billed_prompt_tokens, billed_cached_tokens = excluded.billed_cached_tokens,
+	billed_cache_write_tokens = excluded.billed_cache_write_tokens, billed_completion_tokens = excluded.billed_completion_tokens,
+	price_dollar = excluded.price_dollar, submodel = excluded.submodel, http_status = excluded.http_status,
+	attempts = answers.attempts + excluded.attempts, run_time = excluded.run_time, received_at = excluded.received_at,
+	error = excluded.error, request_body = excluded.request_body, response_body = excluded.response_body
+	WHERE answers.answered = 0`
+
+const insertAttempt = `INSERT INTO attempts (run_id, job_key, attempt, http_status, error, response_body, at, took) VALUES (?,?,?,?,?,?,?,?)`
+
+// insert commits a batch in one transaction. An answered job is never overwritten (the WHERE of
+// the upsert): a paid answer, once stored, stays.
+func (s *Session) insert(batch []Answer) error {
+	tx, err := s.store.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins, err := tx.Prepare(insertAnswer)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	var log *sql.Stmt
+	for i := range batch {
+		a := &batch[i]
+		d := a.Decision
+		res, err := ins.Exec(s.RunID, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
+			nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
+			nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
+			nullFloat(d.Confidence, a.Answered && d.HasConfidence),
+			nullInt(a.Usage.Prompt, a.Answered), nullInt(a.Usage.Cached, a.Answered), nullInt(a.Usage.CacheWrite, a.Answered),
+			nullInt(a.Usage.Completion, a.Answered),
+			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
+			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
+			a.Attempts, nullFloat(a.RunTime, a.Answered), a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
+			nullString(string(a.Request), a.Request != nil), nullString(string(a.Response), a.Response != nil))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // the job was answered already; this late copy changes nothing
+		}
+		for _, at := range a.Log {
+			if log == nil {
+				if log, err = tx.Prepare(insertAttempt); err != nil {
+					return err
+				}
+				defer log.Close()
+			}
+			if _, err = log.Exec(s.RunID, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
+				nullString(string(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err = tx.Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ? WHERE run_id = ?`, unixNow(), now(), s.RunID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close commits what is queued, records how the run ended and closes the file.
+func (s *Session) Close(status string) error {
+	if s.closed {
+		return s.Err()
+	}
+	s.closed = true
+	if s.queue != nil {
+		close(s.queue)
+		<-s.written
+	}
+	if s.Err() != nil {
+		status = StatusStopped
+	}
+	s.release(status)
+	return s.Err()
+}
+
+func (s *Session) release(status string) {
+	_, err := s.store.db.Exec(`UPDATE runs SET status = ?, owner_pid = NULL, owner_host = NULL, updated_at = ? WHERE run_id = ?`,
+		status, now(), s.RunID)
+	if err != nil && s.Err() == nil {
+		s.errMu.Lock()
+		s.err = storeError(s.store.Path, "could not record the end of the run", err)
+		s.errMu.Unlock()
+	}
+	activeMu.Lock()
+	delete(active, s.RunID)
+	activeMu.Unlock()
+	s.store.Close()
+}
+
+func nullString(v string, ok bool) sql.NullString { return sql.NullString{String: v, Valid: ok} }
+func nullInt(v int64, ok bool) sql.NullInt64     { return sql.NullInt64{Int64: v, Valid: ok} }
+func nullFloat(v float64, ok bool) sql.NullFloat64 {
+	return sql.NullFloat64{Float64: v, Valid: ok}
+}

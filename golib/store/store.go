@@ -1,0 +1,222 @@
+// Package store keeps every finished job of a screening in an SQLite file the moment it ends, so
+// that a crash, a kill -9 or Ctrl-C loses no paid answer and the same call can resume where the
+// interrupted one stopped. The file's schema is documented in ARCHITECTURE.md ("The answer store")
+// and in the R help page ?screen_store, for users who open it with DBI.
+//
+// The driver is modernc.org/sqlite, SQLite translated to Go, rather than the cgo binding
+// mattn/go-sqlite3: this package lives in a shared library loaded into R, where RSQLite may
+// already have loaded its own copy of SQLite's C library; a second C copy linked into our library
+// would put two sets of the same global symbols into one process. The pure-Go one shares nothing
+// with R's process, and needs no C toolchain beyond the one cgo already uses for the bridge.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// schemaVersion is stored in PRAGMA user_version; a file with a higher one was written by a
+// newer tabscreen and is not touched.
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE IF NOT EXISTS runs (
+  run_id       TEXT PRIMARY KEY,
+  fingerprint  TEXT NOT NULL,
+  provider     TEXT NOT NULL,
+  endpoint     TEXT NOT NULL,
+  models       TEXT NOT NULL,
+  prompts      INTEGER NOT NULL,
+  records      INTEGER NOT NULL,
+  jobs         INTEGER NOT NULL,
+  status       TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  updated_at   TEXT NOT NULL,
+  owner_pid    INTEGER,
+  owner_host   TEXT,
+  heartbeat_at REAL,
+  settings     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_fingerprint ON runs (fingerprint, created_at);
+CREATE TABLE IF NOT EXISTS answers (
+  run_id                    TEXT NOT NULL,
+  job_key                   TEXT NOT NULL,
+  record                    INTEGER NOT NULL,
+  studyid                   TEXT,
+  promptid                  INTEGER NOT NULL,
+  model                     TEXT NOT NULL,
+  top_p                     REAL,
+  n                         INTEGER NOT NULL,
+  answered                  INTEGER NOT NULL,
+  decision_llm              TEXT,
+  decision_binary           INTEGER,
+  detailed_description      TEXT,
+  confidence                REAL,
+  prompt_tokens             INTEGER,
+  cached_tokens             INTEGER,
+  cache_write_tokens        INTEGER,
+  completion_tokens         INTEGER,
+  billed_prompt_tokens      INTEGER NOT NULL,
+  billed_cached_tokens      INTEGER NOT NULL,
+  billed_cache_write_tokens INTEGER NOT NULL,
+  billed_completion_tokens  INTEGER NOT NULL,
+  price_dollar              REAL,
+  submodel                  TEXT,
+  http_status               INTEGER,
+  attempts                  INTEGER NOT NULL,
+  run_time                  REAL,
+  received_at               TEXT NOT NULL,
+  error                     TEXT,
+  request_body              TEXT,
+  response_body             TEXT,
+  PRIMARY KEY (run_id, job_key)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  run_id        TEXT NOT NULL,
+  job_key       TEXT NOT NULL,
+  attempt       INTEGER NOT NULL,
+  http_status   INTEGER,
+  error         TEXT,
+  response_body TEXT,
+  at            TEXT NOT NULL,
+  took          REAL
+);
+CREATE INDEX IF NOT EXISTS attempts_by_job ON attempts (run_id, job_key);
+`
+
+// timeLayout is how times are written: UTC, sortable as text, readable in any SQLite client.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// Error is a store failure with the R condition class it becomes.
+type Error struct {
+	Class   string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func storeError(path, what string, err error) *Error {
+	msg := fmt.Sprintf("the answer store %s %s", path, what)
+	if err != nil {
+		msg += ": " + describe(err)
+	}
+	return &Error{Class: "tabscreen_error_store", Message: msg}
+}
+
+// describe turns SQLite's codes into words a user can act on.
+func describe(err error) string {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return "the file is not an SQLite database (is it another program's file?)"
+		case sqlite3.SQLITE_CORRUPT:
+			return "the file is damaged (delete it, or point options(tabscreen.store = ...) at a new file)"
+		case sqlite3.SQLITE_FULL:
+			return "the disk is full"
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+			return "the file cannot be written (check the folder's permissions)"
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return "another process held the file locked for too long"
+		case sqlite3.SQLITE_IOERR:
+			return "the file could not be read or written (" + err.Error() + ")"
+		}
+	}
+	return err.Error()
+}
+
+// Store is an open answer store file.
+type Store struct {
+	db   *sql.DB
+	Path string
+}
+
+// Open opens the store at path, creating the file, its folder and its tables when needed. Every
+// way the file can be unusable (folder not writable, not a database, damaged, from a newer
+// version) is an error here, before a run sends anything.
+func Open(path string) (*Store, error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, &Error{Class: "tabscreen_error_store", Message: "the answer store path is empty"}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, storeError(path, "has no usable path", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, storeError(abs, "cannot be created: its folder cannot be made", err)
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return nil, storeError(abs, "is a folder, not a file", nil)
+	}
+	// WAL lets a second R session read and append while a run writes; synchronous=NORMAL keeps
+	// every commit across a process crash (only an OS crash can lose the last few); the busy
+	// timeout makes two sessions wait for each other's short transactions instead of failing.
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(15000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_txlock", "immediate")
+	db, err := sql.Open("sqlite", abs+"?"+q.Encode())
+	if err != nil {
+		return nil, storeError(abs, "cannot be opened", err)
+	}
+	// One connection: the run's writer is its only user, and SQLite serialises writers anyway.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, Path: abs}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) init() error {
+	ctx := context.Background()
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return storeError(s.Path, "cannot be read", err)
+	}
+	if version > schemaVersion {
+		return storeError(s.Path, fmt.Sprintf("was written by a newer version of tabscreen (schema %d; this one reads %d)", version, schemaVersion), nil)
+	}
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return storeError(s.Path, "cannot be read", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return storeError(s.Path, "cannot be switched to write-ahead logging (journal_mode is "+mode+"; is the folder on a network drive?)", nil)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return storeError(s.Path, "cannot be written", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return storeError(s.Path, "cannot be set up", err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return storeError(s.Path, "cannot be set up", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return storeError(s.Path, "cannot be written", err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+func now() string { return time.Now().UTC().Format(timeLayout) }

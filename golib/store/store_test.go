@@ -1,0 +1,252 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
+
+func spec(fp string) RunSpec {
+	return RunSpec{Fingerprint: fp, Provider: "a", Endpoint: "http://127.0.0.1/v1/chat/completions",
+		Models: []string{"m"}, Prompts: 1, Records: 3, Jobs: 3, Settings: []byte(`{}`)}
+}
+
+func answer(record int32, ok bool) Answer {
+	a := Answer{Key: JobKey(record, 1, "m", 0, false, 1), Record: record, PromptID: 1, Model: "m", N: 1,
+		Answered: ok, Attempts: 1, ReceivedAt: time.Now(), Request: []byte(`{"q":1}`), Response: []byte(`{"r":1}`),
+		Billed: screen.Usage{Prompt: 10, Completion: 2}, HTTPStatus: 200}
+	if ok {
+		a.Decision = screen.Decision{Raw: "1", Binary: 1, Description: "why", HasDescription: true}
+		a.Usage = a.Billed
+	} else {
+		a.Error, a.HTTPStatus = "HTTP 500", 500
+		a.Log = []Attempt{{N: 1, HTTPStatus: 500, Error: "HTTP 500", Response: []byte("oops"), At: time.Now()}}
+	}
+	return a
+}
+
+func claim(t *testing.T, path string, s RunSpec) *Session {
+	t.Helper()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Claim(s)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	sess.Start(func(err error) { t.Errorf("write failed: %v", err) })
+	return sess
+}
+
+func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp1"))
+	first := s.RunID
+	s.Save(answer(1, true))
+	s.Save(answer(2, false))
+	if err := s.Close(StatusInterrupted); err != nil {
+		t.Fatal(err)
+	}
+
+	s = claim(t, path, spec("fp1"))
+	if s.RunID != first || !s.Resumed {
+		t.Fatalf("interrupted run not resumed: %s resumed=%v", s.RunID, s.Resumed)
+	}
+	if a, ok := s.Stored(JobKey(1, 1, "m", 0, false, 1)); !ok || a.Decision.Raw != "1" || a.Decision.Description != "why" || a.Usage.Prompt != 10 {
+		t.Fatalf("stored answer not loaded: %+v %v", a, ok)
+	}
+	if _, ok := s.Stored(JobKey(2, 1, "m", 0, false, 1)); ok {
+		t.Fatal("a failed job counts as answered")
+	}
+	if u := s.StoredFailedUsage(JobKey(2, 1, "m", 0, false, 1)); u.Prompt != 10 {
+		t.Fatalf("billed tokens of the failure lost: %+v", u)
+	}
+	// The failure is answered now; an answered job is never overwritten by a later failure.
+	s.Save(answer(2, true))
+	s.Save(answer(1, false))
+	if err := s.Close(StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+
+	st, _ := Open(path)
+	defer st.Close()
+	tab, err := st.Answers(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, _ := tab.Col("answered")
+	att, _ := tab.Col("attempts")
+	if tab.NumRows != 2 || !ans.Bool[0] || !ans.Bool[1] || att.I32[1] != 2 {
+		t.Fatalf("answers after resume: rows=%d answered=%v attempts=%v", tab.NumRows, ans.Bool, att.I32)
+	}
+	log, err := st.Log(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, _ := log.Col("outcome")
+	if got := strings.Join(outcome.Str, ","); got != "answer,retried,answer" {
+		t.Fatalf("audit log outcomes = %s", got)
+	}
+	runs, _ := st.Runs()
+	status, _ := runs.Col("status")
+	if runs.NumRows != 1 || status.Str[0] != StatusCompleted {
+		t.Fatalf("runs: %d %v", runs.NumRows, status.Str)
+	}
+}
+
+func TestCompletedRunIsNotReusedUnlessAsked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp"))
+	first := s.RunID
+	s.Save(answer(1, true))
+	s.Close(StatusCompleted)
+
+	tests := []struct {
+		name   string
+		reuse  bool
+		resume bool
+	}{
+		{"reused when asked", true, true},
+		{"new run by default", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := spec("fp")
+			sp.Reuse = tc.reuse
+			s := claim(t, path, sp)
+			defer s.Close(StatusCompleted)
+			if s.Resumed != tc.resume || (s.RunID == first) != tc.resume {
+				t.Fatalf("resumed=%v run=%s (first %s)", s.Resumed, s.RunID, first)
+			}
+		})
+	}
+}
+
+func TestRunningRunOfALiveProcessIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp"))
+	defer s.Close(StatusCompleted)
+	// Same process, run active: a second claim is refused.
+	st, _ := Open(path)
+	_, err := st.Claim(spec("fp"))
+	st.Close()
+	var se *Error
+	if !errors.As(err, &se) || se.Class != "tabscreen_error_store_busy" || !strings.Contains(se.Message, s.RunID) {
+		t.Fatalf("want a busy error naming the run, got %v", err)
+	}
+	// Another fingerprint is another run, screened alongside.
+	other := claim(t, path, spec("other"))
+	other.Close(StatusCompleted)
+}
+
+func TestRunOfADeadProcessIsTakenOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp"))
+	s.Save(answer(1, true))
+	s.Close(StatusCompleted)
+	// Make it look like a process that was killed mid-run.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no `true` program")
+	}
+	db, _ := sql.Open("sqlite", path)
+	if _, err := db.Exec(`UPDATE runs SET status = 'running', owner_pid = ?, owner_host = ?`, cmd.Process.Pid, hostname()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	again := claim(t, path, spec("fp"))
+	defer again.Close(StatusCompleted)
+	if !again.Resumed || again.RunID != s.RunID {
+		t.Fatal("the dead process's run was not resumed")
+	}
+}
+
+func TestUnusableFilesFailBeforeAnything(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "junk.sqlite")
+	os.WriteFile(notDB, []byte(strings.Repeat("this is not a database\n", 200)), 0o600)
+	readOnly := filepath.Join(dir, "ro")
+	os.Mkdir(readOnly, 0o500)
+	tests := []struct {
+		name, path, want string
+	}{
+		{"not a database", notDB, "not an SQLite database"},
+		{"a folder", dir, "is a folder"},
+		{"folder not writable", filepath.Join(readOnly, "sub", "a.sqlite"), "cannot be created"},
+		{"empty path", " ", "path is empty"},
+	}
+	if os.Getuid() == 0 {
+		tests = tests[:2] // root writes anywhere
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := Open(tc.path)
+			if err == nil {
+				st.Close()
+				t.Fatal("no error")
+			}
+			var se *Error
+			if !errors.As(err, &se) || se.Class != "tabscreen_error_store" || !strings.Contains(se.Message, tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteFailureIsReportedOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	st, _ := Open(path)
+	s, err := st.Claim(spec("fp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures := make(chan error, 4)
+	s.Start(func(err error) { failures <- err })
+	// A job key longer than SQLite's maximum string length cannot be stored.
+	bad := answer(1, true)
+	if _, err := st.db.Exec(`PRAGMA max_page_count = 1`); err != nil { // the file may not grow: "disk full"
+		t.Fatal(err)
+	}
+	bad.Request = []byte(strings.Repeat("x", 1<<20))
+	s.Save(bad)
+	s.Save(answer(2, true))
+	err = s.Close(StatusCompleted)
+	if err == nil || len(failures) != 1 {
+		t.Fatalf("close err=%v, failures reported %d", err, len(failures))
+	}
+	if !strings.Contains(err.Error(), "disk is full") {
+		t.Fatalf("message: %v", err)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp"))
+	s.Save(answer(1, false))
+	s.Close(StatusCompleted)
+	st, _ := Open(path)
+	defer st.Close()
+	n, err := st.Delete([]string{s.RunID, "no-such-run"})
+	if err != nil || n != 1 {
+		t.Fatalf("deleted %d, %v", n, err)
+	}
+	for _, table := range []string{"runs", "answers", "attempts"} {
+		var left int
+		st.db.QueryRow("SELECT count(*) FROM " + table).Scan(&left)
+		if left != 0 {
+			t.Errorf("%s keeps %d rows", table, left)
+		}
+	}
+	if _, err := st.Answers(s.RunID); err == nil || !strings.Contains(err.Error(), "has no run") {
+		t.Fatalf("answers of a deleted run: %v", err)
+	}
+}
