@@ -12,6 +12,9 @@
 #       tabscreen_error_force        a guard of spec section 8 (`force = TRUE` overrides)
 #       ...
 #     tabscreen_error_api_key        no API key
+#     tabscreen_error_store          the answer store cannot be used or written (R/store.R)
+#     tabscreen_error_store_busy     the same run is being screened by another live R session
+#     tabscreen_error_store_run      no such run in the store
 #     tabscreen_error_auth / _quota  the provider refused the key or the account has no credit
 #     tabscreen_interrupted          the user interrupted a run (the partial result is attached)
 #

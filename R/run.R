@@ -20,11 +20,12 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
     backoff = is.function(callbacks$backoff),
     after = is.function(callbacks$after)
   )
-  ipc <- df_to_ipc(records[c("title", "abstract")])
+  ipc <- df_to_ipc(records[intersect(c("title", "abstract", "studyid"), names(records))])
   json <- as.character(to_json(options))
   started <- from_json(.Call(C_run_start, ipc, json, api_key))
   abort_on_go_error(started, call)
   handle <- as.numeric(started$handle)
+  inform_store(started$store, messages)
 
   collected <- FALSE
   on.exit(if (!collected) release_run(handle), add = TRUE)
@@ -58,6 +59,20 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   abort_on_go_error(meta, call)
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
   list(answers = ipc_decoded_to_df(out[[2]]), questions = ipc_decoded_to_df(out[[3]]), meta = meta)
+}
+
+# Says that a run resumes, or that an identical completed run exists.
+inform_store <- function(store, messages) {
+  if (is.null(store)) return(invisible())
+  fmt <- function(n) format(n, big.mark = ",")
+  if (isTRUE(store$resumed)) {
+    tabscreen_inform(c("i" = "Resuming run {.val {store$run_id}}: {fmt(store$stored)} of {fmt(store$total)} answers already stored."),
+      messages = messages)
+  } else if (!is.null(store$previous) && nzchar(store$previous)) {
+    tabscreen_inform(c("i" = "Run {.val {store$previous}} of the answer store screened the same requests and completed; this call screens them anew.",
+      " " = "Set {.code options(tabscreen.store_reuse = TRUE)} to take its answers instead."), messages = messages)
+  }
+  invisible()
 }
 
 # Spec section 3 aggregation, computed by Go on an answers table.
@@ -184,7 +199,8 @@ from_json <- function(x, simplify = TRUE) {
 abort_on_go_error <- function(x, call) {
   err <- x$error
   if (is.null(err)) return(invisible())
-  rlang::abort(err$message, class = c(err$class, "tabscreen_error"), call = call)
+  # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
+  rlang::abort(c(err$message, store_error_hint(err$class)), class = c(err$class, "tabscreen_error"), call = call)
 }
 
 # The Go default retry rule applied to an httr2 response (tests compare it with llm_is_transient()).

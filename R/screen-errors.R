@@ -12,6 +12,9 @@
 #' errors (classes `tabscreen_interrupted`, `tabscreen_error_auth`, `tabscreen_error_quota`)
 #' carry the partial result in their field `result`, e.g. `rlang::last_error()$result`.
 #'
+#' The new answers are recorded in the answer store, in the run of `object` (see
+#' [screen_store()]).
+#'
 #' @param object A result of class `llm`.
 #' @param api_key The API key; by default read from the provider's environment variable
 #'   ([get_api_key()] for provider A, [get_api_key_b()] for provider B, [get_api_key_c()] for
@@ -112,7 +115,8 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   old$.record <- match(old$studyid, record_ids)
   old$.failed <- rep(FALSE, nrow(old))
   merge_into <- list(
-    rows = old, price = object$price_data, run_info = attr(object, "run_info"), run_date = object$run_date
+    rows = old, price = object$price_data, run_info = attr(object, "run_info"), run_date = object$run_date,
+    store = attr(object, "store")
   )
   tabscreen_inform(c("i" = "Re-sending {nrow(errors)} failed request{?s}."), messages = args$messages)
   run_screening(records, options, api_key, args, record_ids, call = call, merge_into = merge_into)

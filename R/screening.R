@@ -212,7 +212,9 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     backoff = arg_list$backoff,
     after = arg_list$after
   )
-  engine_records <- data.frame(title = records$title, abstract = records$abstract, stringsAsFactors = FALSE)
+  engine_records <- data.frame(title = records$title, abstract = records$abstract,
+    studyid = as.character(records$studyid), stringsAsFactors = FALSE)
+  options$store <- run_store(arg_list, records, merge_into, call)
   res <- run_engine(engine_records, options, api_key,
     callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call)
   layout <- result_layout(arg_list)
@@ -232,7 +234,24 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     run_date <- merge_into$run_date %||% run_date
   }
   obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids)
+  if (!is.null(meta$store)) attr(obj, "store") <- meta$store[c("path", "run_id", "fingerprint")]
   finish_run(obj, meta, call)
+}
+
+# The store settings of a run: a new call's, or, for screen_errors(), the run of the result it
+# repairs (its records are a subset, so the fingerprint is carried over and the record positions
+# are mapped back).
+run_store <- function(arg_list, records, merge_into, call) {
+  settings <- store_settings(call)
+  if (is.null(settings) || is.null(merge_into)) return(settings)
+  previous <- merge_into$store
+  if (!is.null(previous$run_id)) {
+    settings$path <- previous$path
+    settings$run_id <- previous$run_id
+    settings$fingerprint <- previous$fingerprint
+  }
+  settings$record_index <- as.integer(records$index)
+  settings
 }
 
 finish_run <- function(obj, meta, call) {

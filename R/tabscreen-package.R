@@ -9,6 +9,7 @@
 #'
 #' * Screening: [tabscreen_a.tools()], [tabscreen_b()], [tabscreen_c()]; re-sending failed
 #'   requests: [screen_errors()].
+#' * Keeping every answer and resuming interrupted screenings: [screen_store()].
 #' * Keys: [get_api_key()], [set_api_key()], [get_api_key_b()], [get_api_key_c()].
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
@@ -26,6 +27,8 @@ example_key_vars <- c("PROVIDER_A_API_KEY", "PROVIDER_B_API_KEY", "PROVIDER_C_AP
 example_fake_start <- function() {
   fake <- fake_provider_start()
   fake$old_keys <- Sys.getenv(example_key_vars, NA)
+  # Examples keep their answers in a temporary store, never in the user's data folder.
+  fake$old_options <- options(tabscreen.store = tempfile("tabscreen-example-", fileext = ".sqlite"))
   Sys.setenv(
     PROVIDER_A_API_KEY = "sk-example-not-a-key",
     PROVIDER_B_API_KEY = "sk-ant-example-not-a-key",
@@ -37,6 +40,7 @@ example_fake_start <- function() {
 example_fake_stop <- function(fake) {
   fake$stop()
   restore_envvars(fake$old_keys)
+  options(fake$old_options)
 }
 
 # Set or unset environment variables to earlier values (NA: was not set).

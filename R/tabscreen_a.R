@@ -80,6 +80,13 @@
 #' partial result in their field `result` (e.g. `rlang::last_error()$result`): answers already paid
 #' for are never lost, and `screen_errors(result)` finishes the run.
 #'
+#' @section Every answer kept, and resuming:
+#' Each answer is written to the answer store (an SQLite file, `options(tabscreen.store)`) the
+#' moment it arrives, with the request as sent and the raw response. If a screening is cut short
+#' (a crash, a killed session, a lost network, Ctrl-C), call it again with the same arguments: it
+#' sends only the requests that have no stored answer ("Resuming run ..."). See [screen_store()]
+#' for the store, its options and its schema; `options(tabscreen.store = FALSE)` turns it off.
+#'
 #' @section Errors:
 #' Every argument is checked before anything is sent. A bad argument is an error of class
 #' `tabscreen_error_arg` (and `tabscreen_error`) with a class for the case:
@@ -191,7 +198,7 @@
 #' The attribute `arg_list` holds the arguments of the call (never the API key), which
 #' [screen_errors()] uses.
 #'
-#' @seealso [screen_errors()], [llm_is_transient()], [rate_limits_per_minute()], [model_prizes],
+#' @seealso [screen_store()], [screen_errors()], [llm_is_transient()], [rate_limits_per_minute()], [model_prizes],
 #'   [api_keys], [print.llm()].
 #' @export
 #' @examples

@@ -92,6 +92,13 @@
 #' limit, not a rate limit) stops it with an error of class `tabscreen_error_quota`. Other errors
 #' (400, 404, 413) fail the request without a retry.
 #'
+#' @section Every answer kept, and resuming:
+#' Each answer is written to the answer store (an SQLite file, `options(tabscreen.store)`) the
+#' moment it arrives, with the request as sent and the raw response. If a screening is cut short
+#' (a crash, a killed session, a lost network, Ctrl-C), call it again with the same arguments: it
+#' sends only the requests that have no stored answer ("Resuming run ..."). See [screen_store()]
+#' for the store, its options and its schema; `options(tabscreen.store = FALSE)` turns it off.
+#'
 #' @section Errors:
 #' Bad arguments are errors of the classes listed for [tabscreen_a.tools()], raised before any
 #' request, plus `tabscreen_error_max_tokens`, `tabscreen_error_model_sampling` (a sampling
@@ -134,7 +141,7 @@
 #'   `final_decision_llm_num`, `longest_answer` (with `decision_description = TRUE`),
 #'   `mean_confidence` (with `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`.
 #'
-#' @seealso [tabscreen_a.tools()], [tabscreen_c()], [screen_errors()], [llm_is_transient()],
+#' @seealso [screen_store()], [tabscreen_a.tools()], [tabscreen_c()], [screen_errors()], [llm_is_transient()],
 #'   [rate_limits_per_minute()], [model_prizes], [api_keys].
 #' @export
 #' @examples

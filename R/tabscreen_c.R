@@ -61,6 +61,13 @@
 #'
 #' @inheritSection tabscreen_a.tools Failures, retries and interrupts
 #'
+#' @section Every answer kept, and resuming:
+#' Each answer is written to the answer store (an SQLite file, `options(tabscreen.store)`) the
+#' moment it arrives, with the request as sent and the raw response. If a screening is cut short
+#' (a crash, a killed session, a lost network, Ctrl-C), call it again with the same arguments: it
+#' sends only the requests that have no stored answer ("Resuming run ..."). See [screen_store()]
+#' for the store, its options and its schema; `options(tabscreen.store = FALSE)` turns it off.
+#'
 #' @section Errors:
 #' Bad arguments are errors of the classes listed for [tabscreen_a.tools()], raised before any
 #' request, plus `tabscreen_error_arg_flag` for `confidence`; `tabscreen_error_dots` also covers a
@@ -105,7 +112,7 @@
 #'   `longest_answer` (with `decision_description = TRUE`), `mean_confidence` (with
 #'   `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`.
 #'
-#' @seealso [tabscreen_a.tools()], [tabscreen_b()], [screen_errors()], [llm_is_transient()],
+#' @seealso [screen_store()], [tabscreen_a.tools()], [tabscreen_b()], [screen_errors()], [llm_is_transient()],
 #'   [rate_limits_per_minute()], [model_prizes], [api_keys].
 #' @export
 #' @examples

@@ -129,3 +129,12 @@ SEXP C_is_transient(SEXP status, SEXP headers, SEXP body) {
   ts_leave_go();
   return finish_json(&o);
 }
+
+SEXP C_store(SEXP request) {
+  const char *r = string_arg(request, "request");
+  go_out o = {0};
+  ts_enter_go();
+  o.json = TsStore((char *)r, &o.buf[0], &o.len[0]);
+  ts_leave_go();
+  return finish(&o);
+}

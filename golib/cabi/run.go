@@ -73,9 +73,8 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 		recs.StudyIDs = c.Str
 	}
 	run, err := engine.Start(opts, recs, C.GoString(apiKey))
-	var se *store.Error
-	if errors.As(err, &se) {
-		return cError(se.Class, err)
+	if se := (*store.Error)(nil); errors.As(err, &se) {
+		return storeErr(err)
 	}
 	if err != nil {
 		return cError("tabscreen_error_options", err)

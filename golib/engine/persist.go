@@ -29,6 +29,7 @@ type StoreInfo struct {
 	RunID       string `json:"run_id"`
 	Fingerprint string `json:"fingerprint"`
 	Resumed     bool   `json:"resumed"`
+	Previous    string `json:"previous,omitempty"`
 	Stored      int    `json:"stored"`
 	Total       int    `json:"total"`
 }
@@ -114,7 +115,8 @@ func (r *Run) openStore(recs Records) error {
 	}
 	r.session = session
 	r.studyIDs = recs.StudyIDs
-	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed, Total: len(r.jobs)}
+	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed,
+		Previous: session.Previous, Total: len(r.jobs)}
 	r.jobKeys = make([]string, len(r.jobs))
 	for i, j := range r.jobs {
 		key := r.storeKey(j)

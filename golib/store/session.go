@@ -98,8 +98,10 @@ type Session struct {
 	store   *Store
 	RunID   string
 	Resumed bool
-	stored  map[string]Answer // answered jobs
-	billed  map[string]screen.Usage
+	// Previous is a completed run with the same fingerprint that this new run does not reuse.
+	Previous string
+	stored   map[string]Answer // answered jobs
+	billed   map[string]screen.Usage
 
 	queue   chan Answer
 	written chan struct{}
@@ -156,6 +158,9 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 			StatusRunning, pid, host, unixNow(), stamp, found.id)
 		session.RunID, session.Resumed = found.id, true
 	} else {
+		if exists {
+			session.Previous = found.id
+		}
 		session.RunID = spec.RunID
 		if session.RunID == "" {
 			session.RunID = newRunID()
@@ -458,7 +463,7 @@ func (s *Session) release(status string) {
 }
 
 func nullString(v string, ok bool) sql.NullString { return sql.NullString{String: v, Valid: ok} }
-func nullInt(v int64, ok bool) sql.NullInt64     { return sql.NullInt64{Int64: v, Valid: ok} }
+func nullInt(v int64, ok bool) sql.NullInt64      { return sql.NullInt64{Int64: v, Valid: ok} }
 func nullFloat(v float64, ok bool) sql.NullFloat64 {
 	return sql.NullFloat64{Float64: v, Valid: ok}
 }

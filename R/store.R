@@ -1,0 +1,226 @@
+# The answer store: an SQLite file, written by the Go engine, in which every finished request of a
+# screening is committed the moment it ends (golib/store). R decides where it lives and shows what
+# it holds; it never writes to it.
+
+#' The answer store: every paid answer kept, and interrupted screenings resumed
+#'
+#' @description
+#' Every screening ([tabscreen_a.tools()], [tabscreen_b()], [tabscreen_c()]) writes each answer
+#' into an SQLite file the moment it arrives, together with the request as sent (never the API
+#' key), the raw response, the HTTP status and the attempts. A screening cut short by a crash, a
+#' killed R session, a lost network or Ctrl-C loses nothing it was sent: calling the same
+#' screening again sends only the requests without a stored answer and says so ("Resuming run
+#' ..."). [screen_errors()] records its answers in the run of the result it repairs.
+#'
+#' * `screen_store()` lists the runs of a store with their status, counts and cost.
+#' * `screen_store_answers()` returns the answers of one run (one row per request).
+#' * `screen_store_log()` returns the audit log of one run: one row per attempt, with the request
+#'   body, the raw response, its HTTP status and the outcome.
+#' * `screen_store_delete()` deletes runs and everything stored for them.
+#'
+#' @section Where the store is:
+#' `options(tabscreen.store = path)` chooses the file (a folder means the file `answers.sqlite`
+#' in it); the default is `answers.sqlite` in `tools::R_user_dir("tabscreen", "data")`.
+#' `options(tabscreen.store = FALSE)` turns the store off: nothing is written and nothing can be
+#' resumed. Several R sessions can share one store, also at the same time.
+#'
+#' @section Runs and resuming:
+#' A run is identified by a fingerprint of everything that decides its answers: the provider and
+#' endpoint, the models and their settings, the prompts, the records' text and study ids, the
+#' tools, `tool_choice`, `top_p`, reasoning settings, `reps`, the seed and the fields passed in
+#' `...` (not the API key, and not the retry, rate and progress settings). A call whose
+#' fingerprint matches an unfinished run (status `running` with its R session gone, `interrupted`
+#' or `stopped`) resumes it. A run that completed is not reused: the same call again draws fresh
+#' answers in a new run, unless `options(tabscreen.store_reuse = TRUE)`, in which case it returns
+#' the stored answers (and re-sends only the failed requests). The same screening started twice
+#' at once is refused in the second session (error class `tabscreen_error_store_busy`): it never
+#' sends the same requests twice.
+#'
+#' A store that cannot be used (a folder that cannot be written, a file that is not a store or is
+#' damaged) is an error of class `tabscreen_error_store` before any request is sent. If writing
+#' fails during a run (a full disk), the run stops: every answer received is in the partial result
+#' of the error, and every answer committed before stays in the store.
+#'
+#' @section The file:
+#' The store is an ordinary SQLite database (write-ahead log, `synchronous = NORMAL`) that you can
+#' open with `DBI::dbConnect(RSQLite::SQLite(), path)`. Its tables:
+#'
+#' * `runs`: `run_id`, `fingerprint`, `provider`, `endpoint`, `models`, `prompts`, `records`,
+#'   `jobs` (requests in the run), `status` (`running`, `interrupted`, `stopped`, `completed`),
+#'   `created_at`, `updated_at` (UTC, ISO 8601), `owner_pid`, `owner_host`, `heartbeat_at` (the R
+#'   session writing it), `settings` (JSON of the run's options, without the key).
+#' * `answers`: one row per request that was sent, keyed by (`run_id`, `job_key`): `record`
+#'   (position of the record in the data), `studyid`, `promptid`, `model`, `top_p`, `n` (the
+#'   repetition), `answered` (1 for an answer, 0 for a failure), `decision_llm`,
+#'   `decision_binary`, `detailed_description`, `confidence`, `prompt_tokens`, `cached_tokens`,
+#'   `cache_write_tokens`, `completion_tokens` (of the answer), `billed_*_tokens` (of every reply
+#'   billed for the request, re-asked ones included), `price_dollar`, `submodel`, `http_status`,
+#'   `attempts`, `run_time` (seconds), `received_at`, `error`, `request_body` (the JSON sent,
+#'   without the key, which travels in a header) and `response_body` (the raw response).
+#' * `attempts`: the attempts that did not end their request (a retried failure or a re-asked
+#'   reply): `run_id`, `job_key`, `attempt`, `http_status`, `error`, `response_body`, `at`, `took`.
+#'
+#' @param store The store file; `NULL` for the one `options(tabscreen.store)` points at.
+#' @param run_id A run id (from `screen_store()`), or a screening result (class `llm`), whose run
+#'   and store are used. `screen_store_delete()` takes several.
+#' @return `screen_store()`: a tibble with one row per run: `run_id`, `status`, `provider`,
+#'   `endpoint`, `models`, `prompts`, `records`, `jobs`, `answered`, `failed`, `price_dollar`,
+#'   `created_at`, `updated_at`, `fingerprint`. `screen_store_answers()`: a tibble with one row
+#'   per request sent (the columns of the `answers` table but the bodies). `screen_store_log()`:
+#'   a tibble with one row per attempt: the job's columns, `attempt`, `at`, `took`, `outcome`
+#'   (`answer`, `failed` or `retried`), `http_status`, `error`, `request_body`, `response_body`.
+#'   `screen_store_delete()`: the number of runs deleted, invisibly.
+#' @export
+#' @examples
+#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' # Keep this example's answers in a file of its own.
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
+#' res <- tabscreen_a.tools(
+#'   filges2015_dat[1:3, ], prompt = "Is this study about functional family therapy?",
+#'   studyid = studyid, title = title, abstract = abstract,
+#'   api_url = fake$url, progress = FALSE
+#' )
+#' screen_store()
+#' screen_store_answers(res)
+#' log <- screen_store_log(res)
+#' log[c("studyid", "attempt", "outcome", "http_status")]
+#' cat(substr(log$request_body[1], 1, 200))
+#' screen_store_delete(res)
+#' options(old)
+#' \dontshow{tabscreen:::example_fake_stop(fake)}
+screen_store <- function(store = NULL) {
+  path <- store_file(store)
+  if (!file.exists(path)) return(empty_runs())
+  store_call(list(op = "runs", path = path))
+}
+
+#' @rdname screen_store
+#' @export
+screen_store_answers <- function(run_id, store = NULL) {
+  run <- store_run(run_id, store)
+  store_call(list(op = "answers", path = run$path, run_id = list(run$run_id)))
+}
+
+#' @rdname screen_store
+#' @export
+screen_store_log <- function(run_id, store = NULL) {
+  run <- store_run(run_id, store)
+  store_call(list(op = "log", path = run$path, run_id = list(run$run_id)))
+}
+
+#' @rdname screen_store
+#' @export
+screen_store_delete <- function(run_id, store = NULL) {
+  call <- rlang::current_env()
+  if (inherits(run_id, "llm")) {
+    run <- store_run(run_id, store, call = call)
+    ids <- run$run_id
+    path <- run$path
+  } else {
+    if (!is.character(run_id) || length(run_id) == 0 || anyNA(run_id)) {
+      abort_arg("{.arg run_id} must be run ids (see {.fn screen_store}) or a screening result.",
+        class = "tabscreen_error_store_run", arg = "run_id", call = call)
+    }
+    ids <- unique(run_id)
+    path <- store_file(store, call = call)
+  }
+  if (!file.exists(path)) {
+    abort_arg("The answer store {.file {path}} does not exist.", class = "tabscreen_error_store_run",
+      arg = "store", call = call)
+  }
+  out <- from_json(.Call(C_store, as.character(to_json(list(op = "delete", path = path, run_id = as.list(ids)))))[[1]])
+  abort_on_go_error(out, call)
+  cli::cli_inform(c("v" = "Deleted {out$deleted} run{?s} from {.file {path}}."), class = "tabscreen_message")
+  invisible(out$deleted)
+}
+
+# The store a screening writes into: NULL (off) or list(path, reuse).
+store_settings <- function(call = rlang::caller_env()) {
+  path <- configured_store(call)
+  if (is.null(path)) return(NULL)
+  reuse <- getOption("tabscreen.store_reuse", FALSE)
+  if (!rlang::is_bool(reuse)) {
+    tabscreen_abort("{.code options(tabscreen.store_reuse)} must be {.code TRUE} or {.code FALSE}.",
+      class = "tabscreen_error_store", call = call)
+  }
+  list(path = path, reuse = reuse)
+}
+
+# The path options(tabscreen.store) names, or NULL when the store is off.
+configured_store <- function(call = rlang::caller_env()) {
+  opt <- getOption("tabscreen.store")
+  if (is.null(opt)) {
+    return(file.path(tools::R_user_dir("tabscreen", "data"), "answers.sqlite"))
+  }
+  if (isFALSE(opt)) return(NULL)
+  if (!rlang::is_string(opt) || !nzchar(opt)) {
+    tabscreen_abort(c("{.code options(tabscreen.store)} must be the path of a file, or {.code FALSE} to keep no answer store.",
+      "x" = "It is {.obj_type_friendly {opt}}."), class = "tabscreen_error_store", call = call)
+  }
+  path <- path.expand(opt)
+  if (dir.exists(path)) path <- file.path(path, "answers.sqlite")
+  path
+}
+
+store_file <- function(store, call = rlang::caller_env()) {
+  if (is.null(store)) {
+    path <- configured_store(call)
+    if (is.null(path)) {
+      abort_arg(c("The answer store is off ({.code options(tabscreen.store = FALSE)}).",
+        "i" = "Pass the file in {.arg store}."), class = "tabscreen_error_store", arg = "store", call = call)
+    }
+    return(path)
+  }
+  if (!rlang::is_string(store) || !nzchar(store)) {
+    abort_arg("{.arg store} must be the path of an answer store file, not {.obj_type_friendly {store}}.",
+      class = "tabscreen_error_store", arg = "store", call = call)
+  }
+  path <- path.expand(store)
+  if (dir.exists(path)) path <- file.path(path, "answers.sqlite")
+  path
+}
+
+# A run named by its id (in `store`) or by a result (in the store it was written to).
+store_run <- function(run_id, store, call = rlang::caller_env()) {
+  if (inherits(run_id, "llm")) {
+    info <- attr(run_id, "store")
+    if (is.null(info$run_id)) {
+      abort_arg(c("{.arg run_id} is a screening result that was not kept in an answer store.",
+        "i" = "It was made with {.code options(tabscreen.store = FALSE)} or by an older version."),
+        class = "tabscreen_error_store_run", arg = "run_id", call = call)
+    }
+    return(list(run_id = info$run_id, path = if (is.null(store)) info$path else store_file(store, call)))
+  }
+  if (!rlang::is_string(run_id) || !nzchar(run_id)) {
+    abort_arg("{.arg run_id} must be one run id (see {.fn screen_store}) or a screening result, not {.obj_type_friendly {run_id}}.",
+      class = "tabscreen_error_store_run", arg = "run_id", call = call)
+  }
+  path <- store_file(store, call)
+  if (!file.exists(path)) {
+    abort_arg("The answer store {.file {path}} does not exist.", class = "tabscreen_error_store_run",
+      arg = "store", call = call)
+  }
+  list(run_id = run_id, path = path)
+}
+
+store_call <- function(request, call = rlang::caller_env()) {
+  out <- .Call(C_store, as.character(to_json(request)))
+  meta <- from_json(out[[1]])
+  abort_on_go_error(meta, call)
+  tibble::as_tibble(ipc_decoded_to_df(out[[2]]))
+}
+
+empty_runs <- function() {
+  tibble::tibble(run_id = character(), status = character(), provider = character(), endpoint = character(),
+    models = character(), prompts = integer(), records = integer(), jobs = integer(), answered = integer(),
+    failed = integer(), price_dollar = double(), created_at = character(), updated_at = character(),
+    fingerprint = character())
+}
+
+# Hints for the store's errors, which the Go side words without knowing R's options.
+store_error_hint <- function(class) {
+  switch(class,
+    tabscreen_error_store = c("i" = "Point `options(tabscreen.store = ...)` at a file you can write, or set it to FALSE to screen without keeping answers (see ?screen_store)."),
+    NULL
+  )
+}

@@ -1,0 +1,78 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/tabscreen/tabscreen/golib/arrowio"
+	"github.com/tabscreen/tabscreen/golib/store"
+)
+
+type storeRequest struct {
+	Op    string   `json:"op"` // runs, answers, log, delete
+	Path  string   `json:"path"`
+	RunID []string `json:"run_id"`
+}
+
+// TsStore reads or edits an answer store for screen_store() and its siblings: the runs, one
+// run's answers or audit log as a table, or the deletion of runs.
+//
+//export TsStore
+func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
+	defer recovered(&result)
+	*out, *outLen = nil, 0
+	var req storeRequest
+	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
+		return cError("tabscreen_error_internal", fmt.Errorf("store request is not valid JSON: %v", err))
+	}
+	st, err := store.Open(req.Path)
+	if err != nil {
+		return storeErr(err)
+	}
+	defer st.Close()
+	var table *arrowio.Table
+	switch req.Op {
+	case "runs":
+		table, err = st.Runs()
+	case "answers", "log":
+		if len(req.RunID) != 1 {
+			return cError("tabscreen_error_internal", fmt.Errorf("one run id is needed"))
+		}
+		if req.Op == "answers" {
+			table, err = st.Answers(req.RunID[0])
+		} else {
+			table, err = st.Log(req.RunID[0])
+		}
+	case "delete":
+		n, err := st.Delete(req.RunID)
+		if err != nil {
+			return storeErr(err)
+		}
+		return cJSON(map[string]any{"deleted": n, "path": st.Path})
+	default:
+		return cError("tabscreen_error_internal", fmt.Errorf("unknown store operation %q", req.Op))
+	}
+	if err != nil {
+		return storeErr(err)
+	}
+	if err := cTable(table, out, outLen); err != nil {
+		return cError("tabscreen_error_ipc", err)
+	}
+	return cJSON(map[string]any{"path": st.Path})
+}
+
+func storeErr(err error) *C.char {
+	var se *store.Error
+	if errors.As(err, &se) {
+		return cError(se.Class, err)
+	}
+	return cError("tabscreen_error_store", err)
+}
