@@ -379,9 +379,17 @@ const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, pro
 
 const insertAttempt = `INSERT INTO attempts (run_id, job_key, attempt, http_status, error, response_body, at, took) VALUES (?,?,?,?,?,?,?,?)`
 
+// insertHook lets the tests make a commit fail as a full disk would (export_test.go).
+var insertHook func() error
+
 // insert commits a batch in one transaction. An answered job is never overwritten (the WHERE of
 // the upsert): a paid answer, once stored, stays.
 func (s *Session) insert(batch []Answer) error {
+	if insertHook != nil {
+		if err := insertHook(); err != nil {
+			return err
+		}
+	}
 	tx, err := s.store.db.Begin()
 	if err != nil {
 		return err
