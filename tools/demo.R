@@ -26,6 +26,8 @@ if (nzchar(Sys.getenv(key_var))) {
   on.exit(fake$stop(), add = TRUE)
   do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))
   api_url <- list(a = fake$url, b = fake$url_b, c = fake$url_c)[[provider]]
+  # Made-up answers do not belong in the user's answer store.
+  options(tabscreen.store = tempfile("tabscreen-demo-", fileext = ".sqlite"))
   cli::cli_alert_warning(c(
     "{.envvar {key_var}} is not set: screening against the LOCAL FAKE provider at ",
     "{.url {api_url}}. Its decisions are random, not a model's."
@@ -42,3 +44,7 @@ agg <- result$answer_data_aggregated
 print(table(llm = agg$final_decision_llm, human = agg$human_code))
 cat("\nFirst aggregated rows:\n")
 print(agg[, c("studyid", "incl_p", "final_decision_llm", "reps", "n_mis_answers", "submodel")], n = 8)
+cat("\nThe screening against the human decisions:\n")
+print(screen_analyzer(result, human_decision = human_code))
+cat("\nThe run in the answer store (", attr(result, "store")$path, "):\n", sep = "")
+print(screen_store()[c("run_id", "status", "jobs", "answered", "failed", "price_dollar")])
