@@ -250,7 +250,7 @@ run_store <- function(arg_list, records, merge_into, call) {
     settings$run_id <- previous$run_id
     settings$fingerprint <- previous$fingerprint
   }
-  settings$record_index <- as.integer(records$index)
+  settings$record_index <- I(as.integer(records$index))
   settings
 }
 

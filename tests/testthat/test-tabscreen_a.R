@@ -356,13 +356,16 @@ test_that("an exhausted quota or a refused key stops the run with the partial re
   expect_s3_class(cnd$result, "llm")
   expect_false(is.null(cnd$result$error_data))
   expect_equal(nrow(cnd$result$answer_data) + nrow(cnd$result$error_data), nrow(test_records()))
+  kept <- nrow(cnd$result$answer_data)
 
+  # The same call resumes the stopped run from the answer store: the answers paid for stay, and
+  # the refused key fails every request still to send.
   fake$configure(fail_matching = list(), invalid_keys = "sk-test-revoked")
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-revoked")
   cnd <- expect_error(screen_a(fake), class = "tabscreen_error_auth")
   expect_s3_class(cnd$result, "llm")
-  expect_equal(nrow(cnd$result$error_data), nrow(test_records()))
-  expect_equal(nrow(cnd$result$answer_data), 0)
+  expect_equal(nrow(cnd$result$answer_data), kept)
+  expect_equal(nrow(cnd$result$error_data), nrow(test_records()) - kept)
   expect_no_error(capture.output(capture.output(print(cnd$result)), type = "message"))
   # with a good key the run is finished
   done <- screen_errors(cnd$result, api_key = "sk-test-good", messages = FALSE)

@@ -326,10 +326,13 @@ test_that("a spend limit or a refused key stops the run with the partial result"
   cnd <- expect_error(screen_b(fake), class = "tabscreen_error_quota")
   expect_s3_class(cnd$result, "llm")
   expect_equal(nrow(cnd$result$answer_data) + nrow(cnd$result$error_data), nrow(test_records()))
+  kept <- nrow(cnd$result$answer_data)
 
+  # The same call resumes the stopped run: stored answers stay, the rest fail on the refused key.
   fake$configure(fail_matching = list(), invalid_keys = "sk-ant-revoked")
   cnd <- expect_error(screen_b(fake, api_key = "sk-ant-revoked"), class = "tabscreen_error_auth")
-  expect_equal(nrow(cnd$result$error_data), nrow(test_records()))
+  expect_equal(nrow(cnd$result$answer_data), kept)
+  expect_equal(nrow(cnd$result$error_data), nrow(test_records()) - kept)
   done <- screen_errors(cnd$result, api_key = "sk-ant-good", messages = FALSE)
   expect_null(done$error_data)
   expect_equal(nrow(done$answer_data), nrow(test_records()))

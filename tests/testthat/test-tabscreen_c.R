@@ -164,9 +164,12 @@ test_that("a workspace without allowance or a refused key stops the run with the
   fake$configure(fail_matching = list(list(substring = test_records()$title[3], kind = "quota")))
   cnd <- expect_error(screen_c(fake), class = "tabscreen_error_quota")
   expect_s3_class(cnd$result, "llm")
+  kept <- nrow(cnd$result$answer_data)
+  # The same call resumes the stopped run: stored answers stay, the rest fail on the refused key.
   fake$configure(fail_matching = list(), invalid_keys = "c-revoked")
   cnd <- expect_error(screen_c(fake, api_key = "c-revoked"), class = "tabscreen_error_auth")
-  expect_equal(nrow(cnd$result$error_data), nrow(test_records()))
+  expect_equal(nrow(cnd$result$answer_data), kept)
+  expect_equal(nrow(cnd$result$error_data), nrow(test_records()) - kept)
   done <- screen_errors(cnd$result, api_key = "c-good", messages = FALSE)
   expect_null(done$error_data)
 })
