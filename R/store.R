@@ -29,8 +29,9 @@
 #' endpoint, the models and their settings, the prompts, the records' text and study ids, the
 #' tools, `tool_choice`, `top_p`, reasoning settings, `reps`, the seed and the fields passed in
 #' `...` (not the API key, and not the retry, rate and progress settings). A call whose
-#' fingerprint matches an unfinished run (status `running` with its R session gone, `interrupted`
-#' or `stopped`) resumes it. A run that completed is not reused: the same call again draws fresh
+#' fingerprint matches an unfinished run (status `running` with its R session gone, `interrupted`,
+#' `stopped`, or `incomplete`: ended with failed requests, e.g. after the network was lost)
+#' resumes it. A run that completed is not reused: the same call again draws fresh
 #' answers in a new run, unless `options(tabscreen.store_reuse = TRUE)`, in which case it returns
 #' the stored answers (and re-sends only the failed requests). The same screening started twice
 #' at once is refused in the second session (error class `tabscreen_error_store_busy`): it never
@@ -46,7 +47,8 @@
 #' open with `DBI::dbConnect(RSQLite::SQLite(), path)`. Its tables:
 #'
 #' * `runs`: `run_id`, `fingerprint`, `provider`, `endpoint`, `models`, `prompts`, `records`,
-#'   `jobs` (requests in the run), `status` (`running`, `interrupted`, `stopped`, `completed`),
+#'   `jobs` (requests in the run), `status` (`running`, `interrupted`, `stopped`, `incomplete`,
+#'   `completed`),
 #'   `created_at`, `updated_at` (UTC, ISO 8601), `owner_pid`, `owner_host`, `heartbeat_at` (the R
 #'   session writing it), `settings` (JSON of the run's options, without the key).
 #' * `answers`: one row per request that was sent, keyed by (`run_id`, `job_key`): `record`

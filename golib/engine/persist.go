@@ -197,11 +197,13 @@ func (r *Run) closeStore() {
 		return
 	}
 	status := store.StatusCompleted
-	switch state, _ := r.State(); state {
-	case "cancelled":
+	switch state, _ := r.State(); {
+	case state == "cancelled":
 		status = store.StatusInterrupted
-	case "stopped":
+	case state == "stopped":
 		status = store.StatusStopped
+	case r.failed.Load() > 0:
+		status = store.StatusIncomplete
 	}
 	if err := r.session.Close(status); err != nil {
 		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})

@@ -16,12 +16,14 @@ import (
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
-// Run statuses. Only "completed" runs are left alone by a new call with the same fingerprint;
-// the others are resumed.
+// Run statuses. Only "completed" runs (every job answered) are left alone by a new call with the
+// same fingerprint; the others are resumed: "incomplete" is a run that ended with failed requests
+// (a lost network fails every request still to send).
 const (
 	StatusRunning     = "running"
 	StatusInterrupted = "interrupted"
 	StatusStopped     = "stopped"
+	StatusIncomplete  = "incomplete"
 	StatusCompleted   = "completed"
 )
 

@@ -18,35 +18,36 @@ job_keys <- function(res) {
   do.call(paste, c(as.list(rows), sep = "/"))
 }
 
-# A screening in a child R process, writing into `store`; returns what the child saw.
-screen_in_child <- function(url, store, n, latency_cap = 4, background = TRUE) {
-  fun <- function(url, store, n, cap, libs) {
-    .libPaths(libs)
-    library(tabscreen)
-    Sys.setenv(PROVIDER_A_API_KEY = "sk-test-store-child-key")
-    options(tabscreen.store = store, tabscreen.max_active = cap)
-    d <- data.frame(studyid = seq_len(n), title = paste("Child title", seq_len(n)), abstract = paste("Child abstract", seq_len(n)))
-    msgs <- character()
-    res <- withCallingHandlers(
-      tryCatch(
-        tabscreen_a.tools(d, prompt = "Include?", studyid = studyid, title = title, abstract = abstract,
-                          api_url = url, progress = FALSE),
-        error = function(e) e
-      ),
-      message = function(m) {
-        msgs <<- c(msgs, conditionMessage(m))
-        invokeRestart("muffleMessage")
-      }
-    )
-    if (inherits(res, "error")) {
-      return(list(error = class(res), message = conditionMessage(res), messages = msgs))
+# A screening run in a child R process, writing into `store`; returns what the child saw.
+child_screen <- function(url, store, n, cap, libs) {
+  .libPaths(libs)
+  library(tabscreen)
+  Sys.setenv(PROVIDER_A_API_KEY = "sk-test-store-child-key")
+  options(tabscreen.store = store, tabscreen.max_active = cap)
+  d <- data.frame(studyid = seq_len(n), title = paste("Child title", seq_len(n)), abstract = paste("Child abstract", seq_len(n)))
+  msgs <- character()
+  res <- withCallingHandlers(
+    tryCatch(
+      tabscreen_a.tools(d, prompt = "Include?", studyid = studyid, title = title, abstract = abstract,
+                        api_url = url, progress = FALSE),
+      error = function(e) e
+    ),
+    message = function(m) {
+      msgs <<- c(msgs, conditionMessage(m))
+      invokeRestart("muffleMessage")
     }
-    list(answers = nrow(res$answer_data), errors = NROW(res$error_data),
-         keys = paste(res$answer_data$studyid, res$answer_data$n), run = attr(res, "store")$run_id,
-         messages = msgs)
+  )
+  if (inherits(res, "error")) {
+    return(list(error = class(res), message = conditionMessage(res), messages = msgs))
   }
+  list(answers = nrow(res$answer_data), errors = NROW(res$error_data),
+       keys = paste(res$answer_data$studyid, res$answer_data$n), run = attr(res, "store")$run_id,
+       messages = msgs)
+}
+
+screen_in_child <- function(url, store, n, latency_cap = 4, background = TRUE) {
   args <- list(url = url, store = store, n = n, cap = latency_cap, libs = .libPaths())
-  if (background) callr::r_bg(fun, args = args) else callr::r(fun, args = args)
+  if (background) callr::r_bg(child_screen, args = args) else callr::r(child_screen, args = args)
 }
 
 wait_for <- function(condition, seconds = 30) {
@@ -130,6 +131,28 @@ test_that("a completed run is screened anew unless reuse is asked for", {
   expect_equal(third$answer_data$decision_llm, second$answer_data$decision_llm)
   expect_equal(third$price_dollar, second$price_dollar)
   expect_equal(nrow(screen_store()), 2)
+})
+
+test_that("a run that ended with failures (the network lost) is resumed by the same call", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-store-network")
+  fake <- local_fake_provider()
+  # Records 1 and 10 lose their connection on every attempt.
+  fake$configure(fail_matching = list(list(substring = "Store test title 1", kind = "drop")))
+  first <- screen_store_test(fake$url, 10, max_tries = 2)
+  expect_equal(nrow(first$error_data), 2)
+  expect_equal(screen_store()$status, "incomplete")
+
+  fake$configure(fail_matching = list())
+  fake$reset()
+  said <- testthat::capture_messages(again <- tabscreen_a.tools(store_records(10),
+    prompt = "Is this a trial of family therapy?", studyid = studyid, title = title, abstract = abstract,
+    api_url = fake$url, progress = FALSE, max_tries = 2))
+  expect_true(any(grepl("Resuming run .*8 of 10 answers already stored", said)))
+  expect_equal(fake$stats()$requests_total, 2)
+  expect_equal(nrow(again$answer_data), 10)
+  expect_null(again$error_data)
+  expect_equal(attr(again, "store")$run_id, attr(first, "store")$run_id)
+  expect_equal(screen_store()$status, "completed")
 })
 
 test_that("with the store off nothing is written and nothing resumes", {
@@ -278,7 +301,7 @@ test_that("Ctrl-C half way, then the same call: it resumes", {
 
 test_that("two sessions share one store: different screenings both complete, the same one is refused", {
   skip_on_os("windows")
-  fake <- local_fake_provider(latency_ms = 20)
+  fake <- local_fake_provider(latency_ms = 60)
   store <- withr::local_tempfile(fileext = ".sqlite")
   one <- screen_in_child(fake$url, store, 200)
   two <- callr::r_bg(function(url, store, libs) {
@@ -295,10 +318,21 @@ test_that("two sessions share one store: different screenings both complete, the
     if (one$is_alive()) one$kill()
     if (two$is_alive()) two$kill()
   })
-  # While the first is running, the same screening in a third session is refused, sending nothing.
-  expect_true(wait_for(function() fake$stats()$answered >= 20))
+  # While the first is running, the same screening in a third session (started and loaded
+  # beforehand, so that it calls at once) is refused, sending nothing.
+  third <- callr::r_session$new()
+  withr::defer(third$close())
+  third$run(function(libs) {
+    .libPaths(libs)
+    library(tabscreen)
+  }, args = list(libs = .libPaths()))
+  first_running <- function() {
+    runs <- screen_store(store)
+    any(runs$records == 200 & runs$status == "running")
+  }
+  expect_true(wait_for(first_running))
+  same <- third$run(child_screen, args = list(url = fake$url, store = store, n = 200, cap = 4, libs = .libPaths()))
   expect_true(one$is_alive())
-  same <- screen_in_child(fake$url, store, 200, background = FALSE)
   expect_true("tabscreen_error_store_busy" %in% same$error)
   expect_match(same$message, "another R session")
 
