@@ -9,6 +9,7 @@
 #'
 #' * Screening: [tabscreen_a.tools()], [tabscreen_b()], [tabscreen_c()]; re-sending failed
 #'   requests: [screen_errors()].
+#' * Reading the disagreements with the human screeners: [screen_report()] (an HTML report).
 #' * Keys: [get_api_key()], [set_api_key()], [get_api_key_b()], [get_api_key_c()].
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
