@@ -788,15 +788,17 @@ details.prompt .text { margin-top: 0.5rem; padding: 0.7rem 0.9rem; background: v
 @media (max-width: 40rem) {
   body { font-size: 16px; }
   .decisions { grid-template-columns: 1fr 1fr; }
+  .facts > div { grid-template-columns: 6.5rem 1fr; gap: 0.7rem; }
+  .card { padding: 1rem 1rem 0.9rem; }
   .prob { grid-column: 1 / 3; }
 }
 
 @media print {
   @page { margin: 1.6cm 1.5cm; }
-  body { background: #fff; font-size: 10.5pt; line-height: 1.45; }
+  html { font-size: 10pt; }
+  body { background: #fff; font-size: 1rem; line-height: 1.45; }
   .page { max-width: none; padding: 0; }
   .toc, details.prompt { display: none; }
-  .tiles { grid-template-columns: repeat(6, 1fr); }
   .tile, .facts, .card { box-shadow: none; border-color: #999; }
   .card { break-inside: avoid-page; }
   .group > h2 { break-after: avoid-page; }
