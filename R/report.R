@@ -35,8 +35,9 @@
 #'   frame with the columns of either table (e.g. read back from a CSV file) works too; the column
 #'   names `final_decision_gpt`, `final_decision_gpt_num` and `decision_gpt` of results made with
 #'   the package AIscreenR are understood.
-#' @param human_decision The column of `x` with the human screeners' decisions (1 include,
-#'   0 exclude, or `TRUE`/`FALSE`), as a bare name or a string. The user's columns of the screened
+#' @param human_decision The column of `x` with the human screeners' decisions, as a bare name or
+#'   a string. Its values must be 1/0, `TRUE`/`FALSE` or `"include"`/`"exclude"` (any case); `NA`
+#'   (or an empty string) means no human decision. The user's columns of the screened
 #'   data are carried into the result, so the column of the data works here.
 #' @param file The path of the HTML file to write. Its folder must exist.
 #' @param open If `TRUE`, open the report in the browser ([utils::browseURL()]).
@@ -246,7 +247,8 @@ report_human_column <- function(quo, table, call) {
   )
 }
 
-# Human decisions as 1/0/NA: numbers 0 and 1, TRUE/FALSE, or the texts "0" and "1".
+# Human decisions as 1/0/NA: numbers 0 and 1, TRUE/FALSE, or the texts "1"/"0" and
+# "include"/"exclude" (any case); NA and "" are no decision.
 report_human_values <- function(x, column, call) {
   if (is.factor(x)) {
     x <- as.character(x)
@@ -254,13 +256,19 @@ report_human_values <- function(x, column, call) {
   if (is.logical(x)) {
     return(as.integer(x))
   }
+  if (is.character(x)) {
+    words <- tolower(trimws(x))
+    x[!is.na(words) & !nzchar(words)] <- NA
+    x[words %in% "include"] <- "1"
+    x[words %in% "exclude"] <- "0"
+  }
   values <- if (is.character(x)) suppressWarnings(as.numeric(trimws(x))) else if (is.numeric(x)) as.numeric(x) else NULL
   bad <- if (is.null(values)) TRUE else (!is.na(x) & is.na(values)) | (!is.na(values) & !values %in% c(0, 1))
   if (any(bad)) {
-    shown <- if (is.null(values)) character() else unique(as.character(x[bad]))
+    shown <- if (is.null(values)) character() else unique(x[bad])
     abort_arg(
-      c("Column {.field {column}} ({.arg human_decision}) must hold the human decisions as 1 (include) and 0 (exclude){if (length(shown)) ', not' else ''} {.val {head(shown, 5)}}.",
-        "i" = "Recode it first, e.g. {.code x${column} <- as.integer(x${column} == \"include\")}."),
+      c("Column {.field {column}} ({.arg human_decision}) must hold the human decisions as 1 and 0, {.code TRUE} and {.code FALSE} or {.val include} and {.val exclude}{if (length(shown)) ', not' else ''} {.val {head(shown, 5)}}.",
+        "i" = "Recode it to 1 and 0, with {.code NA} where there is no human decision."),
       class = "tabscreen_error_human_decision", arg = "human_decision", call = call
     )
   }

@@ -271,9 +271,13 @@ test_that("human decisions may be logical or text, named by a string or a variab
   expect_equal(tile_value(doc, "no-human"), 1L)
   expect_equal(tile_value(doc, "compared"), 6L)
 
-  dis$included <- c("1", "0", "1", NA, "1", "0", "1")
-  screen_report(dis, human_decision = included, file = file, open = FALSE)
-  expect_equal(sub("\\|.*", "", card_keys(xml2::read_html(file), "missed-includes")), as.character(dis$studyid[which(h == 1)]))
+  for (values in list(c("1", "0", "1", NA, "1", "0", "1"), c("Include", "exclude", " INCLUDE", "", "include", "Exclude", "include"))) {
+    dis$included <- values
+    screen_report(dis, human_decision = included, file = file, open = FALSE)
+    doc <- xml2::read_html(file)
+    expect_equal(sub("\\|.*", "", card_keys(doc, "missed-includes")), as.character(dis$studyid[which(h == 1)]))
+    expect_equal(tile_value(doc, "no-human"), 1L)
+  }
 })
 
 test_that("open = TRUE opens the written report in the browser", {
@@ -306,7 +310,10 @@ test_that("bad arguments are classed errors that name the argument", {
   bad <- dis
   bad$human_code[2] <- 2L
   cnd <- expect_error(screen_report(bad, file = file, open = FALSE), class = "tabscreen_error_human_decision")
-  expect_match(conditionMessage(cnd), "2")
+  expect_match(conditionMessage(cnd), "not 2")
+  bad$human_code <- c("include", "maybe", rep("exclude", 5))
+  cnd <- expect_error(screen_report(bad, file = file, open = FALSE), class = "tabscreen_error_human_decision")
+  expect_match(conditionMessage(cnd), "maybe")
 
   cnd <- expect_error(screen_report(list(a = 1), file = file, open = FALSE), class = "tabscreen_error_object")
   expect_equal(cnd$arg, "x")
