@@ -12,6 +12,8 @@
 #' * Reading the disagreements with the human screeners: [screen_report()] (an HTML report).
 #' * Keys: [get_api_key()], [set_api_key()], [get_api_key_b()], [get_api_key_c()].
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
+#' * Evaluation against human decisions: [screen_analyzer()], [screen_thresholds()],
+#'   [screen_target_set()], [screen_target_recall()], plots with [plot.llm()].
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
 #'
 #' The function `tabscreen_a.original` named in the specification (the old `functions`
