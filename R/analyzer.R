@@ -67,7 +67,8 @@ utils::globalVariables("human_code")
 #'   the result: a bare name (`human_code`) or a string (`"human_code"`). Its values must be 1/0,
 #'   `TRUE`/`FALSE` or `"include"`/`"exclude"` (any case); `NA` means no human decision.
 #' @param key_result `TRUE` for the short table (group columns, `n`, recall and specificity with
-#'   their intervals, precision, kappa, `n_missing` and `FN`), `FALSE` for every column.
+#'   their intervals, precision, kappa, `n_missing` and `FN`; `rule` and `cutoff` only when a
+#'   group has `reps > 1`), `FALSE` for every column.
 #' @param ... Must be empty; the arguments after it must be named.
 #' @param conf_level Confidence level of the intervals.
 #' @return A tibble of class `tabscreen_analysis`, one row per group (`promptid`, `prompt`,
@@ -265,7 +266,8 @@ confusion_metrics <- function(TP, FP, TN, FN, z) {
   out$mcc <- ifelse(margins > 0, (TP * TN - FP * FN) / sqrt(margins), NA_real_)
   reaches <- !is.na(out$recall) & out$recall >= 0.95 - 1e-12
   out$wss95 <- ifelse(reaches, (TN + FN) / n - 0.05, NA_real_)
-  out
+  # ifelse() of no tables is logical(0); the columns stay double either way.
+  lapply(out, as.numeric)
 }
 
 ratio <- function(a, b) ifelse(b > 0, a / b, NA_real_)

@@ -123,8 +123,8 @@ plot_incl_p <- function(x, human, call) {
     ifelse(is.na(h), "No human decision", ifelse(h == 1L, "Include", "Exclude"))
   }
   df <- data.frame(incl_p = agg$incl_p, human = decision, group = group_labels(agg), stringsAsFactors = FALSE)
-  levels <- intersect(c("Include", "Exclude", "No human decision", "All records"), df$human)
-  df$human <- factor(df$human, levels = levels)
+  present <- intersect(c("Include", "Exclude", "No human decision", "All records"), df$human)
+  df$human <- factor(df$human, levels = present)
   dropped <- sum(is.na(df$incl_p))
   df <- df[!is.na(df$incl_p), , drop = FALSE]
   cut <- unique(c(attr(agg, "incl_cutoff_upper"), attr(agg, "incl_cutoff_lower")))

@@ -70,7 +70,7 @@ screen_thresholds <- function(x, human_decision = human_code, ..., conf_level = 
   }
   cols <- c(groups, "cutoff", "n", "n_missing", "n_human_missing", "n_included", "TP", "FP", "TN", "FN")
   out <- if (length(rows) == 0) {
-    stats::setNames(lapply(cols, function(col) if (col %in% groups) records[[col]][0] else integer()), cols)
+    stats::setNames(lapply(cols, function(col) if (col %in% groups) records[[col]][0] else if (col == "cutoff") double() else integer()), cols)
   } else {
     stats::setNames(lapply(cols, function(col) do.call(c, lapply(rows, `[[`, col))), cols)
   }

@@ -23,7 +23,7 @@ test_that("type = 'incl_p': bars of incl_p by human decision, the cut-offs as da
   expect_equal(sort(ggplot2::layer_data(p, 2)$xintercept), c(0.25, 0.5))
   # the default human_decision = NULL finds human_code; autoplot() is the same plot
   expect_equal(ggplot2::layer_data(plot(res), 1)$count, bars$count)
-  expect_equal(ggplot2::layer_data(ggplot2::autoplot(res, human_decision = "human_code"), 1)$count, bars$count)
+  expect_equal(ggplot2::layer_data(ggplot2::autoplot(res, human_decision = human_code), 1)$count, bars$count)
 })
 
 test_that("type = 'incl_p': one panel per model, records without answers left out and named", {

@@ -43,6 +43,16 @@ test_that("the sweep matches the hand-counted table at every observed incl_p", {
   expect_true(any(grepl("1 record without an inclusion probability", msg)))
 })
 
+test_that("a group without any inclusion probability has no cut-off to sweep", {
+  none <- sweep_table()
+  none$incl_p <- NA_real_
+  th <- screen_thresholds(none)
+  expect_equal(nrow(th), 0)
+  expect_type(th$cutoff, "double")
+  expect_type(th$recall, "double")
+  expect_equal(nrow(attr(th, "missing")), 11)
+})
+
 test_that("screen_thresholds() needs reps > 1", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-thresholds")
   fake <- local_fake_provider(seed = 21)
