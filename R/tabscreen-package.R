@@ -11,6 +11,8 @@
 #'   requests: [screen_errors()].
 #' * Keys: [get_api_key()], [set_api_key()], [get_api_key_b()], [get_api_key_c()].
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
+#' * References: [read_refs()] (RIS and CSV exports in), [write_refs()] (references and decisions
+#'   out, as RIS for reference managers or as CSV).
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
 #'
 #' The function `tabscreen_a.original` named in the specification (the old `functions`
