@@ -14,6 +14,8 @@
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
 #' * Evaluation against human decisions: [screen_analyzer()], [screen_thresholds()],
 #'   [screen_target_set()], [screen_target_recall()], plots with [plot.llm()].
+#' * References: [read_refs()] (RIS and CSV exports in), [write_refs()] (references and decisions
+#'   out, as RIS for reference managers or as CSV).
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
 #'
 #' The function `tabscreen_a.original` named in the specification (the old `functions`
