@@ -10,10 +10,13 @@
 #' * Screening: [tabscreen_a.tools()], [tabscreen_b()], [tabscreen_c()]; re-sending failed
 #'   requests: [screen_errors()].
 #' * Keeping every answer and resuming interrupted screenings: [screen_store()].
+#' * Reading the disagreements with the human screeners: [screen_report()] (an HTML report).
 #' * Keys: [get_api_key()], [set_api_key()], [get_api_key_b()], [get_api_key_c()].
 #' * Limits and retries: [rate_limits_per_minute()], [llm_is_transient()].
 #' * Evaluation against human decisions: [screen_analyzer()], [screen_thresholds()],
 #'   [screen_target_set()], [screen_target_recall()], plots with [plot.llm()].
+#' * References: [read_refs()] (RIS and CSV exports in), [write_refs()] (references and decisions
+#'   out, as RIS for reference managers or as CSV).
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
 #'
 #' The function `tabscreen_a.original` named in the specification (the old `functions`
