@@ -287,7 +287,10 @@ decode_ref_text <- function(bytes, file, encoding, call) {
   }
   text <- rawToChar(bytes)
   utf8 <- toupper(encoding) %in% c("UTF-8", "UTF8") || !is.null(utf16)
-  lines <- strsplit(text, "\r\n|\r|\n", perl = TRUE, useBytes = TRUE)[[1]]
+  # Fixed-string steps: a regular expression split of a whole file takes quadratic time in R.
+  text <- gsub("\r\n", "\n", text, fixed = TRUE, useBytes = TRUE)
+  text <- gsub("\r", "\n", text, fixed = TRUE, useBytes = TRUE)
+  lines <- strsplit(text, "\n", fixed = TRUE, useBytes = TRUE)[[1]]
   if (!utf8) {
     converted <- iconv(lines, encoding, "UTF-8")
     bad <- which(is.na(converted))
