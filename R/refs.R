@@ -385,8 +385,8 @@ parse_ris <- function(lines, file, na, call) {
     parts <- split(trimws(lines[continued]), owner[continued])
     at <- as.integer(names(parts))
     value[at] <- vapply(seq_along(at), function(k) {
-      all <- c(value[at[k]], parts[[k]])
-      paste(all[nzchar(all)], collapse = " ")
+      pieces <- c(value[at[k]], parts[[k]])
+      paste(pieces[nzchar(pieces)], collapse = " ")
     }, character(1))
   }
 
@@ -562,21 +562,21 @@ bind_refs <- function(tables, source_col) {
     tbl <- tables[[1]]
     return(tbl[ref_column_order(names(tbl), source_col)])
   }
-  all <- ref_column_order(unique(unlist(lapply(tables, names))), source_col)
+  columns <- ref_column_order(unique(unlist(lapply(tables, names))), source_col)
   n <- vapply(tables, nrow, integer(1))
-  cols <- lapply(all, function(name) {
+  cols <- lapply(columns, function(name) {
     parts <- lapply(seq_along(tables), function(i) tables[[i]][[name]])
     present <- !vapply(parts, is.null, logical(1))
     types <- unique(vapply(parts[present], function(x) class(x)[1], character(1)))
     if (length(types) > 1) {
-      numeric <- all(types %in% c("integer", "numeric"))
-      parts[present] <- lapply(parts[present], if (numeric) as.numeric else as.character)
+      numbers <- all(types %in% c("integer", "numeric"))
+      parts[present] <- lapply(parts[present], if (numbers) as.numeric else as.character)
     }
     template <- parts[present][[1]][0]
     parts[!present] <- lapply(n[!present], function(k) rep(template[NA_integer_], k))
     do.call(c, unname(parts))
   })
-  names(cols) <- all
+  names(cols) <- columns
   tibble::new_tibble(cols, nrow = sum(n))
 }
 
