@@ -224,6 +224,24 @@ test_that("more malformed shapes: a tag outside a record, ER without TY, an empt
   expect_parse_error(read_refs(path), "x.ris", NULL)
 })
 
+test_that("exports joined with cat, each with its byte-order mark, are read", {
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "joined.ris")
+  parts <- lapply(c("bom_crlf.ris", "bom_crlf.ris"), function(f) readBin(fixture(f), "raw", file.size(fixture(f))))
+  writeBin(c(parts[[1]], parts[[2]]), path)
+  refs <- read_refs(path)
+  expect_equal(nrow(refs), 4)
+  expect_equal(refs$title[3], "Family therapy for adolescents: a pilot trial")
+})
+
+test_that("a tag with one space before its hyphen is an error that says so", {
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "spacing.ris")
+  writeLines(c("TY - JOUR", "TI - One", "ER - "), path)
+  cnd <- expect_parse_error(read_refs(path), "spacing.ris", 1)
+  expect_match(conditionMessage(cnd), "two spaces", fixed = TRUE)
+})
+
 test_that("other encodings are read when named, and UTF-16 by its byte-order mark", {
   refs <- read_refs(fixture("latin1.ris"), encoding = "latin1")
   expect_equal(refs$title, "Andr\u00e9 and the therapy")
