@@ -62,12 +62,12 @@ tabscreen_prefix <- "tabscreen: "
 #' @section RIS files:
 #' A record runs from its `TY` line to its `ER` line; each line in between is a tag of two
 #' characters (a capital letter, then a capital letter or a digit), two spaces, a hyphen, a space
-#' and the value. A line without a tag continues the
-#' value of the tag above it (the lines are joined with a space). Blank lines are ignored, and
-#' so are a UTF-8 byte-order mark, Windows (CRLF) line ends and the `Provider:`, `Database:` and
-#' `Content:` header lines some databases put before the first record. A value that is one of
-#' `na` (by default empty, or the text `NA` that some exports write for a missing field) is
-#' missing.
+#' and the value. A line without a tag continues the value of the tag above it (the lines are
+#' joined with a space). Blank lines are ignored, and so are byte-order marks, Windows (CRLF)
+#' line ends and the `Provider:`, `Database:` and `Content:` header lines some databases put
+#' before the first record (exports joined into one file have them between records too). A value
+#' that is one of `na` (by default empty, or the text `NA` that some exports write for a missing
+#' field) is missing.
 #'
 #' The tags become these columns:
 #'
@@ -287,7 +287,10 @@ decode_ref_text <- function(bytes, file, encoding, call) {
   }
   text <- rawToChar(bytes)
   utf8 <- toupper(encoding) %in% c("UTF-8", "UTF8") || !is.null(utf16)
-  lines <- strsplit(text, "\r\n|\r|\n", perl = TRUE, useBytes = TRUE)[[1]]
+  # Fixed-string steps: a regular expression split of a whole file takes quadratic time in R.
+  text <- gsub("\r\n", "\n", text, fixed = TRUE, useBytes = TRUE)
+  text <- gsub("\r", "\n", text, fixed = TRUE, useBytes = TRUE)
+  lines <- strsplit(text, "\n", fixed = TRUE, useBytes = TRUE)[[1]]
   if (!utf8) {
     converted <- iconv(lines, encoding, "UTF-8")
     bad <- which(is.na(converted))
@@ -303,6 +306,9 @@ decode_ref_text <- function(bytes, file, encoding, call) {
       file, bad[1], call)
   }
   Encoding(lines) <- "UTF-8"
+  # Exports joined with `cat` carry the byte-order mark of each part at the start of a line.
+  bom <- startsWith(lines, "\ufeff")
+  lines[bom] <- substring(lines[bom], 2)
   lines
 }
 
@@ -331,9 +337,9 @@ parse_ris <- function(lines, file, na, call) {
   }
   # One pass over the TY and ER lines checks the structure and reports the first problem by line:
   # TY and ER must alternate, and between an ER and the next TY there may only be blank lines
-  # (and, before the first record, the header lines of the RIS specification).
+  # and the header lines of the RIS specification (of each part of exports joined together).
   first_ty <- which(is_ty)[1]
-  header <- !is.na(first_ty) & seq_len(n) < first_ty & grepl("^(Provider|Database|Content): ", lines)
+  header <- grepl("^(Provider|Database|Content): ", lines)
   content <- c(0L, cumsum(!blank & !header))
   check_gap <- function(from, to) {
     if (to >= from && content[to + 1] > content[from]) {
@@ -341,6 +347,7 @@ parse_ris <- function(lines, file, na, call) {
       excerpt <- if (nchar(lines[i]) > 40) paste0(substr(lines[i], 1, 40), "...") else lines[i]
       what <- if (is_tag[i]) "the tag {.field {tag[i]}} is outside a record" else "the text {.val {excerpt}} is outside a record"
       abort_refs_parse(c(paste0(what, ": a record starts with a {.code TY} line and ends with an {.code ER} line."),
+        if (grepl("^[A-Z][A-Z0-9] ?- ?", lines[i])) c("i" = "A tag is followed by two spaces, a hyphen and a space; this line has a different spacing."),
         if (is.na(first_ty)) c("i" = "The file has no {.code TY} line: is it a RIS file? For a CSV file use {.code format = \"csv\"}.")),
         file, i, call)
     }
@@ -382,8 +389,8 @@ parse_ris <- function(lines, file, na, call) {
     parts <- split(trimws(lines[continued]), owner[continued])
     at <- as.integer(names(parts))
     value[at] <- vapply(seq_along(at), function(k) {
-      all <- c(value[at[k]], parts[[k]])
-      paste(all[nzchar(all)], collapse = " ")
+      pieces <- c(value[at[k]], parts[[k]])
+      paste(pieces[nzchar(pieces)], collapse = " ")
     }, character(1))
   }
 
@@ -559,21 +566,21 @@ bind_refs <- function(tables, source_col) {
     tbl <- tables[[1]]
     return(tbl[ref_column_order(names(tbl), source_col)])
   }
-  all <- ref_column_order(unique(unlist(lapply(tables, names))), source_col)
+  columns <- ref_column_order(unique(unlist(lapply(tables, names))), source_col)
   n <- vapply(tables, nrow, integer(1))
-  cols <- lapply(all, function(name) {
+  cols <- lapply(columns, function(name) {
     parts <- lapply(seq_along(tables), function(i) tables[[i]][[name]])
     present <- !vapply(parts, is.null, logical(1))
     types <- unique(vapply(parts[present], function(x) class(x)[1], character(1)))
     if (length(types) > 1) {
-      numeric <- all(types %in% c("integer", "numeric"))
-      parts[present] <- lapply(parts[present], if (numeric) as.numeric else as.character)
+      numbers <- all(types %in% c("integer", "numeric"))
+      parts[present] <- lapply(parts[present], if (numbers) as.numeric else as.character)
     }
     template <- parts[present][[1]][0]
     parts[!present] <- lapply(n[!present], function(k) rep(template[NA_integer_], k))
     do.call(c, unname(parts))
   })
-  names(cols) <- all
+  names(cols) <- columns
   tibble::new_tibble(cols, nrow = sum(n))
 }
 

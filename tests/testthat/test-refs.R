@@ -224,6 +224,24 @@ test_that("more malformed shapes: a tag outside a record, ER without TY, an empt
   expect_parse_error(read_refs(path), "x.ris", NULL)
 })
 
+test_that("exports joined with cat, each with its byte-order mark, are read", {
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "joined.ris")
+  parts <- lapply(c("bom_crlf.ris", "bom_crlf.ris"), function(f) readBin(fixture(f), "raw", file.size(fixture(f))))
+  writeBin(c(parts[[1]], parts[[2]]), path)
+  refs <- read_refs(path)
+  expect_equal(nrow(refs), 4)
+  expect_equal(refs$title[3], "Family therapy for adolescents: a pilot trial")
+})
+
+test_that("a tag with one space before its hyphen is an error that says so", {
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "spacing.ris")
+  writeLines(c("TY - JOUR", "TI - One", "ER - "), path)
+  cnd <- expect_parse_error(read_refs(path), "spacing.ris", 1)
+  expect_match(conditionMessage(cnd), "two spaces", fixed = TRUE)
+})
+
 test_that("other encodings are read when named, and UTF-16 by its byte-order mark", {
   refs <- read_refs(fixture("latin1.ris"), encoding = "latin1")
   expect_equal(refs$title, "Andr\u00e9 and the therapy")
@@ -558,4 +576,31 @@ test_that("a screening of a data frame with its own study ids writes them to CSV
   expect_equal(back$human_code, recs$human_code)
   expect_equal(back$tabscreen_decision, rep("Exclude", 3))
   expect_match(back$tabscreen_note, "^tabscreen: Exclude; decision_llm = 0; prompt 1; model gpt-6-luna")
+})
+
+test_that("provider B's results (no top_p) and several top_p values are written as such", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-refs", PROVIDER_B_API_KEY = "sk-ant-test-refs")
+  fake <- local_fake_provider(decisions = list("1" = 1))
+  refs <- screened_refs()[1:2, ]
+  res_b <- tabscreen_b(refs, prompt = test_prompt, title = title, abstract = abstract,
+    api_url = fake$url_b, progress = FALSE, messages = FALSE)
+  expect_false("top_p" %in% names(res_b$answer_data))
+  dir <- withr::local_tempdir()
+  out <- file.path(dir, "b.ris")
+  write_refs(res_b, out)
+  back <- read_refs(out)
+  expect_same_fields(back, refs, except = "source_file")
+  expect_equal(back$tabscreen_decision, c("Include", "Include"))
+  model <- res_b$answer_data$model[1]
+  expect_match(back$tabscreen_note, paste0("^tabscreen: Include; decision_llm = 1(\\.1)?; prompt 1; model ", model))
+  expect_false(any(grepl("top_p", back$tabscreen_note, fixed = TRUE)))
+
+  res_a <- tabscreen_a.tools(refs, prompt = test_prompt, title = title, abstract = abstract, top_p = c(0.5, 1),
+    api_url = fake$url, progress = FALSE, messages = FALSE)
+  write_refs(res_a, out)
+  back <- read_refs(out)
+  expect_equal(back$tabscreen_decision,
+    rep("Include (prompt 1, gpt-6-luna, top_p 0.5); Include (prompt 1, gpt-6-luna, top_p 1)", 2))
+  notes <- strsplit(back$tabscreen_note[2], "\n")[[1]]
+  expect_match(notes, "; top_p (0.5|1); run ")
 })
