@@ -198,25 +198,8 @@ report_failed_answers <- function(errors, answered_keys) {
   }
   n_failed <- as.integer(table(key)[key[keep]])
   e <- errors[keep, , drop = FALSE]
-  out <- data.frame(
-    studyid = as.character(e$studyid),
-    title = as.character(e$title),
-    abstract = report_col(e, "abstract"),
-    author = report_col(e, "author"),
-    promptid = report_col(e, "promptid"),
-    prompt = report_col(e, "prompt"),
-    model = report_col(e, "model"),
-    submodel = report_col(e, "submodel"),
-    top_p = report_col(e, "top_p"),
-    incl_p = NA_real_,
-    model_num = NA_integer_,
-    verdict = NA_character_,
-    explanation = NA_character_,
-    reps = n_failed,
-    n_mis = n_failed,
-    failed = TRUE,
-    stringsAsFactors = FALSE
-  )
+  out <- record_rows(e, incl_p = NA_real_, model_num = NA_integer_, verdict = NA_character_,
+    explanation = NA_character_, reps = n_failed, n_mis = n_failed, failed = TRUE)
   attr(out, "source") <- e
   out
 }
@@ -304,25 +287,8 @@ report_rows <- function(src) {
     explanation <- report_col(t, "detailed_description")
     failed <- is.na(num)
   }
-  data.frame(
-    studyid = as.character(t$studyid),
-    title = as.character(t$title),
-    abstract = report_col(t, "abstract"),
-    author = report_col(t, "author"),
-    promptid = report_col(t, "promptid"),
-    prompt = report_col(t, "prompt"),
-    model = report_col(t, "model"),
-    submodel = report_col(t, "submodel"),
-    top_p = report_col(t, "top_p"),
-    incl_p = incl_p,
-    model_num = num,
-    verdict = label,
-    explanation = explanation,
-    reps = reps,
-    n_mis = n_mis,
-    failed = failed,
-    stringsAsFactors = FALSE
-  )
+  record_rows(t, incl_p = incl_p, model_num = num, verdict = label, explanation = explanation,
+    reps = reps, n_mis = n_mis, failed = failed)
 }
 
 # Section of each row and the order within the sections: the largest distance between the model's
@@ -814,4 +780,27 @@ details.prompt .text { margin-top: 0.5rem; padding: 0.7rem 0.9rem; background: v
   .group { margin-top: 1.5rem; }
 }
 "
+}
+
+# The report's rows: a record's own columns from `t`, and what the model said of it.
+record_rows <- function(t, incl_p, model_num, verdict, explanation, reps, n_mis, failed) {
+  data.frame(
+    studyid = as.character(t$studyid),
+    title = as.character(t$title),
+    abstract = report_col(t, "abstract"),
+    author = report_col(t, "author"),
+    promptid = report_col(t, "promptid"),
+    prompt = report_col(t, "prompt"),
+    model = report_col(t, "model"),
+    submodel = report_col(t, "submodel"),
+    top_p = report_col(t, "top_p"),
+    incl_p = incl_p,
+    model_num = model_num,
+    verdict = verdict,
+    explanation = explanation,
+    reps = reps,
+    n_mis = n_mis,
+    failed = failed,
+    stringsAsFactors = FALSE
+  )
 }
