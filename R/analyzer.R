@@ -432,22 +432,17 @@ check_unique_records <- function(records, groups, call) {
 # The column named by `human_decision`: a bare name or a string (or a variable holding one).
 # `where` names the table in the message: the screening, or the user's `data`.
 resolve_human_column <- function(quo, table, arg = "human_decision", where = "screening", call = rlang::caller_env()) {
-  expr <- rlang::quo_get_expr(quo)
-  if (rlang::is_symbol(expr) && rlang::as_string(expr) %in% names(table)) {
-    return(rlang::as_string(expr))
-  }
-  value <- if (rlang::is_string(expr)) expr else tryCatch(rlang::eval_tidy(quo), error = function(e) NULL)
-  if (rlang::is_string(value) && value %in% names(table)) {
-    return(value)
-  }
-  label <- if (rlang::is_symbol(expr)) rlang::as_string(expr) else if (rlang::is_string(value)) value else rlang::expr_deparse(expr)[1]
-  suggest <- closest_names(label, names(table))
+  found <- lookup_column(quo, table)
+  if (!is.null(found$column)) return(found$column)
+  label <- found$label
+  suggest <- found$suggest
   in_data <- identical(where, "data")
   abort_arg(c(
     if (in_data) "{.arg {arg}} must name the column of human decisions in {.arg data}; {.val {label}} is not one of its columns."
     else "{.arg {arg}} must name the column of human decisions in the screening; {.val {label}} is not one of its columns.",
     if (length(suggest) > 0) c("i" = "Did you mean {.or {.val {suggest}}}?"),
-    if (!in_data) c("i" = "The screening keeps the columns of your {.arg data}: add the human decisions to {.arg data} before screening.")),
+    if (!in_data) c("i" = "The screening keeps the columns of your {.arg data}: add the human decisions to {.arg data} before screening."),
+    "i" = "The columns are {.val {names(table)}}."),
     class = c("tabscreen_error_human_decision", "tabscreen_error_data_column"), arg = arg, call = call)
 }
 
@@ -476,8 +471,8 @@ human_values <- function(x, column, arg = "human_decision", call = rlang::caller
   }
   if (any(bad)) {
     values <- unique(x[bad])
-    abort_arg(c("Column {.field {column}} ({.arg {arg}}) must hold 1/0, {.code TRUE}/{.code FALSE} or {.val include}/{.val exclude}; it also holds {.val {head(as.character(values), 5)}}.",
-      "i" = "Recode the human decisions (NA for none) before evaluating."),
+    abort_arg(c("Column {.field {column}} ({.arg {arg}}) must hold the human decisions as 1 and 0, {.code TRUE} and {.code FALSE} or {.val include} and {.val exclude}, not {.val {head(values, 5)}}.",
+      "i" = "Recode it to 1 and 0, with {.code NA} where there is no human decision."),
       class = "tabscreen_error_human_decision", arg = arg, call = call)
   }
   out

@@ -29,9 +29,22 @@ check_data <- function(data, call = rlang::caller_env()) {
 # The column of `data` that an argument names: a bare column name (title = ti) or a string
 # (title = "ti"), or a variable holding that string. Returns the column name.
 resolve_column <- function(quo, data, arg, call = rlang::caller_env()) {
+  found <- lookup_column(quo, data)
+  if (!is.null(found$column)) return(found$column)
+  abort_arg(
+    c("{.arg {arg}} must name a column of {.arg data}; {.val {found$label}} is not one.",
+      if (length(found$suggest) > 0) c("i" = "Did you mean {.or {.val {found$suggest}}}?"),
+      "i" = "The columns are {.val {names(data)}}."),
+    class = "tabscreen_error_data_column", arg = arg, call = call
+  )
+}
+
+# What a column argument names in `data`: `column`, the name when it is one of `data`'s columns
+# (else NULL), with `label` (how to call it in a message) and `suggest` (close column names).
+lookup_column <- function(quo, data) {
   expr <- rlang::quo_get_expr(quo)
   if (rlang::is_symbol(expr) && rlang::as_string(expr) %in% names(data)) {
-    return(rlang::as_string(expr))
+    return(list(column = rlang::as_string(expr)))
   }
   value <- if (rlang::is_string(expr)) {
     expr
@@ -39,16 +52,10 @@ resolve_column <- function(quo, data, arg, call = rlang::caller_env()) {
     tryCatch(rlang::eval_tidy(quo), error = function(e) NULL)
   }
   if (rlang::is_string(value) && value %in% names(data)) {
-    return(value)
+    return(list(column = value))
   }
   label <- if (rlang::is_symbol(expr)) rlang::as_string(expr) else if (rlang::is_string(value)) value else rlang::expr_deparse(expr)[1]
-  suggest <- closest_names(label, names(data))
-  abort_arg(
-    c("{.arg {arg}} must name a column of {.arg data}; {.val {label}} is not one.",
-      if (length(suggest) > 0) c("i" = "Did you mean {.or {.val {suggest}}}?"),
-      "i" = "The columns are {.val {names(data)}}."),
-    class = "tabscreen_error_data_column", arg = arg, call = call
-  )
+  list(column = NULL, label = label, suggest = closest_names(label, names(data)))
 }
 
 abort_missing_column_arg <- function(arg, data, call = rlang::caller_env()) {

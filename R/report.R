@@ -74,7 +74,7 @@ screen_report <- function(x, human_decision = human_code, file = tempfile(fileex
                           open = interactive(), title = NULL) {
   call <- rlang::current_env()
   src <- report_source(x, call = call)
-  human_col <- report_human_column(rlang::enquo(human_decision), src$table, call = call)
+  human_col <- resolve_human_column(rlang::enquo(human_decision), src$table, call = call)
   check_report_file(file, call = call)
   check_flag(open, "open", call = call)
   if (!is.null(title) && (!rlang::is_string(title) || is.na(title))) {
@@ -83,10 +83,10 @@ screen_report <- function(x, human_decision = human_code, file = tempfile(fileex
   }
 
   rows <- report_rows(src)
-  rows$human <- report_human_values(src$table[[human_col]], human_col, call = call)
+  rows$human <- human_values(src$table[[human_col]], human_col, call = call)
   if (!is.null(src$failed_rows)) {
     failed <- src$failed_rows
-    failed$human <- report_human_values(attr(failed, "source")[[human_col]], human_col, call = call)
+    failed$human <- human_values(attr(failed, "source")[[human_col]], human_col, call = call)
     rows <- rbind(rows, failed[names(rows)])
   }
   rows <- report_classify(rows)
@@ -206,56 +206,6 @@ report_failed_answers <- function(errors, answered_keys) {
 
 report_col <- function(table, name) {
   if (name %in% names(table)) as.character(table[[name]]) else rep(NA_character_, nrow(table))
-}
-
-# The human decision column named by `human_decision`: a bare name, a string, or a variable
-# holding the string.
-report_human_column <- function(quo, table, call) {
-  expr <- rlang::quo_get_expr(quo)
-  if (rlang::is_symbol(expr) && rlang::as_string(expr) %in% names(table)) {
-    return(rlang::as_string(expr))
-  }
-  value <- if (rlang::is_string(expr)) expr else tryCatch(rlang::eval_tidy(quo), error = function(e) NULL)
-  if (rlang::is_string(value) && value %in% names(table)) {
-    return(value)
-  }
-  label <- if (rlang::is_symbol(expr)) rlang::as_string(expr) else if (rlang::is_string(value)) value else rlang::expr_deparse(expr)[1]
-  suggest <- closest_names(label, names(table))
-  abort_arg(
-    c("{.arg human_decision} must name the column of {.arg x} with the human decisions; {.arg x} has no column {.val {label}}.",
-      if (length(suggest) > 0) c("i" = "Did you mean {.or {.val {suggest}}}?"),
-      "i" = "The columns of the screened data are carried into the result: screen data that holds the human decisions, or add them to the table before the report.",
-      "i" = "The columns of {.arg x} are {.val {names(table)}}."),
-    class = "tabscreen_error_human_decision", arg = "human_decision", call = call
-  )
-}
-
-# Human decisions as 1/0/NA: numbers 0 and 1, TRUE/FALSE, or the texts "1"/"0" and
-# "include"/"exclude" (any case); NA and "" are no decision.
-report_human_values <- function(x, column, call) {
-  if (is.factor(x)) {
-    x <- as.character(x)
-  }
-  if (is.logical(x)) {
-    return(as.integer(x))
-  }
-  if (is.character(x)) {
-    words <- tolower(trimws(x))
-    x[!is.na(words) & !nzchar(words)] <- NA
-    x[words %in% "include"] <- "1"
-    x[words %in% "exclude"] <- "0"
-  }
-  values <- if (is.character(x)) suppressWarnings(as.numeric(trimws(x))) else if (is.numeric(x)) as.numeric(x) else NULL
-  bad <- if (is.null(values)) TRUE else (!is.na(x) & is.na(values)) | (!is.na(values) & !values %in% c(0, 1))
-  if (any(bad)) {
-    shown <- if (is.null(values)) character() else unique(x[bad])
-    abort_arg(
-      c("Column {.field {column}} ({.arg human_decision}) must hold the human decisions as 1 and 0, {.code TRUE} and {.code FALSE} or {.val include} and {.val exclude}{if (length(shown)) ', not' else ''} {.val {head(shown, 5)}}.",
-        "i" = "Recode it to 1 and 0, with {.code NA} where there is no human decision."),
-      class = "tabscreen_error_human_decision", arg = "human_decision", call = call
-    )
-  }
-  as.integer(values)
 }
 
 # The rows of the report, one per decision, with the model's side in common columns.

@@ -159,9 +159,7 @@ configured_store <- function(call = rlang::caller_env()) {
     tabscreen_abort(c("{.code options(tabscreen.store)} must be the path of a file, or {.code FALSE} to keep no answer store.",
       "x" = "It is {.obj_type_friendly {opt}}."), class = "tabscreen_error_store", call = call)
   }
-  path <- path.expand(opt)
-  if (dir.exists(path)) path <- file.path(path, "answers.sqlite")
-  path
+  store_path(opt)
 }
 
 store_file <- function(store, call = rlang::caller_env()) {
@@ -177,9 +175,13 @@ store_file <- function(store, call = rlang::caller_env()) {
     abort_arg("{.arg store} must be the path of an answer store file, not {.obj_type_friendly {store}}.",
       class = "tabscreen_error_store", arg = "store", call = call)
   }
-  path <- path.expand(store)
-  if (dir.exists(path)) path <- file.path(path, "answers.sqlite")
-  path
+  store_path(store)
+}
+
+# A store given as a file, or as a folder (the file answers.sqlite in it).
+store_path <- function(path) {
+  path <- path.expand(path)
+  if (dir.exists(path)) file.path(path, "answers.sqlite") else path
 }
 
 # A run named by its id (in `store`) or by a result (in the store it was written to).
