@@ -34,30 +34,25 @@ type StoreInfo struct {
 	Total       int    `json:"total"`
 }
 
-// fingerprint hashes everything that decides what a run asks: the provider and endpoint, the
-// models and their settings, the prompts, tools, sampling, reps and seed, and every record's text.
-// Retry, pacing and price settings are left out (they do not change the answers), and so is the
-// key (it must never reach the store).
+// fingerprint hashes everything that decides what a run asks: the options (provider, endpoint,
+// models and their settings, prompts, tools, sampling, reps, seed) and every record's text. The
+// settings that only pace, retry or price the requests are cleared first, since they do not
+// change the answers; the key is not among the options, so it never reaches the store.
 func fingerprint(o *Options, recs Records) string {
-	type model struct {
-		Name            string  `json:"name"`
-		Reps            int     `json:"reps"`
-		ReasoningEffort *string `json:"reasoning_effort"`
-		Verbosity       *string `json:"verbosity"`
-		SendTopP        *bool   `json:"send_top_p"`
-		Thinking        *string `json:"thinking"`
-		ForcedTool      *bool   `json:"forced_tool"`
-	}
-	models := make([]model, len(o.Models))
+	decisive := *o
+	decisive.RPM, decisive.MaxTries, decisive.MaxSeconds = nil, nil, nil
+	decisive.Callbacks, decisive.MaxActive, decisive.Timeout = CallbackOptions{}, 0, 0
+	decisive.Jobs, decisive.Store = nil, nil
+	decisive.Models = make([]ModelOptions, len(o.Models))
 	for i, m := range o.Models {
-		models[i] = model{m.Name, m.Reps, m.ReasoningEffort, m.Verbosity, m.SendTopP, m.Thinking, m.ForcedTool}
+		m.RPM, m.PriceIn, m.PriceCachedIn, m.PriceCacheWrite, m.PriceOut = 0, nil, nil, nil, nil
+		decisive.Models[i] = m
 	}
 	h := sha256.New()
-	head, _ := json.Marshal(map[string]any{
-		"version": 1, "provider": o.Provider, "api_url": o.APIURL, "prompts": o.Prompts, "models": models,
-		"top_p": o.TopP, "role": o.Role, "tools": o.Tools, "tool_choice": o.ToolChoice, "builtin": o.Builtin,
-		"extra_body": o.ExtraBody, "seed": o.Seed, "max_tokens": o.MaxTokens,
-	})
+	head, _ := json.Marshal(struct {
+		Version int      `json:"version"`
+		Options *Options `json:"options"`
+	}{1, &decisive})
 	h.Write(head)
 	for i := range recs.Titles {
 		hashField(h, recs.Titles[i], recs.TitleValid == nil || recs.TitleValid[i])
@@ -103,10 +98,9 @@ func (r *Run) openStore(recs Records) error {
 	for i, m := range r.opts.Models {
 		models[i] = m.Name
 	}
-	settings, _ := json.Marshal(r.storedSettings())
 	session, err := st.Claim(store.RunSpec{
 		Fingerprint: fp, Provider: r.opts.Provider, Endpoint: r.adapter.Endpoint(), Models: models,
-		Prompts: len(r.opts.Prompts), Records: r.records, Jobs: len(r.jobs), Settings: settings,
+		Prompts: len(r.opts.Prompts), Records: r.records, Jobs: len(r.jobs), Settings: r.storedSettings(),
 		RunID: so.RunID, Reuse: so.Reuse,
 	})
 	if err != nil {
@@ -137,13 +131,13 @@ func (r *Run) openStore(recs Records) error {
 	return nil
 }
 
-// storedSettings is what the runs table keeps of the options: enough to tell runs apart, never
-// the key (which is not in the options) and not the per-job list of screen_errors().
-func (r *Run) storedSettings() map[string]any {
-	o := r.opts
-	return map[string]any{"provider": o.Provider, "api_url": o.APIURL, "prompts": o.Prompts, "models": o.Models,
-		"top_p": o.TopP, "role": o.Role, "tools": o.Tools, "tool_choice": o.ToolChoice, "builtin": o.Builtin,
-		"extra_body": o.ExtraBody, "seed": o.Seed, "max_tokens": o.MaxTokens, "max_tries": o.MaxTries, "max_seconds": o.MaxSeconds}
+// storedSettings is what the runs table keeps of the options: all of them (the key is not among
+// them) but the per-job list of screen_errors() and the store's own settings.
+func (r *Run) storedSettings() []byte {
+	o := *r.opts
+	o.Jobs, o.Store = nil, nil
+	b, _ := json.Marshal(o)
+	return b
 }
 
 func (r *Run) recordInRun(record int32) int32 {

@@ -87,22 +87,15 @@ func (s *Store) Delete(runIDs []string) (int, error) {
 	defer tx.Rollback()
 	deleted := 0
 	for _, id := range runIDs {
-		var status string
-		err := tx.QueryRow(`SELECT status FROM runs WHERE run_id = ?`, id).Scan(&status)
+		run, err := scanRunRow(tx.QueryRow(`SELECT `+runRowColumns+` FROM runs WHERE run_id = ?`, id))
 		if err == sql.ErrNoRows {
 			continue
 		}
 		if err != nil {
 			return 0, storeError(s.Path, "cannot be read", err)
 		}
-		if status == StatusRunning {
-			var pid sql.NullInt64
-			var host sql.NullString
-			var hb sql.NullFloat64
-			_ = tx.QueryRow(`SELECT owner_pid, owner_host, heartbeat_at FROM runs WHERE run_id = ?`, id).Scan(&pid, &host, &hb)
-			if ownerAlive(id, pid, host, hb, hostname(), myPid()) {
-				return 0, &Error{Class: "tabscreen_error_store_busy", Message: fmt.Sprintf("run %s is being screened right now (process %d); it can be deleted once it has ended", id, pid.Int64)}
-			}
+		if run.busy() {
+			return 0, &Error{Class: "tabscreen_error_store_busy", Message: fmt.Sprintf("run %s is being screened right now (process %d); it can be deleted once it has ended", id, run.pid.Int64)}
 		}
 		for _, table := range []string{"attempts", "answers", "runs"} {
 			if _, err := tx.Exec("DELETE FROM "+table+" WHERE run_id = ?", id); err != nil {

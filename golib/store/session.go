@@ -132,18 +132,12 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 	defer tx.Rollback()
 	var row *sql.Row
 	if spec.RunID != "" {
-		row = tx.QueryRowContext(ctx, `SELECT run_id, status, owner_pid, owner_host, heartbeat_at FROM runs WHERE run_id = ?`, spec.RunID)
+		row = tx.QueryRowContext(ctx, `SELECT `+runRowColumns+` FROM runs WHERE run_id = ?`, spec.RunID)
 	} else {
-		row = tx.QueryRowContext(ctx, `SELECT run_id, status, owner_pid, owner_host, heartbeat_at FROM runs
+		row = tx.QueryRowContext(ctx, `SELECT `+runRowColumns+` FROM runs
 			WHERE fingerprint = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`, spec.Fingerprint)
 	}
-	var found struct {
-		id, status string
-		pid        sql.NullInt64
-		host       sql.NullString
-		heartbeat  sql.NullFloat64
-	}
-	err = row.Scan(&found.id, &found.status, &found.pid, &found.host, &found.heartbeat)
+	found, err := scanRunRow(row)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, storeError(s.Path, "cannot be read", err)
 	}
@@ -153,8 +147,8 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 	session := &Session{store: s}
 	resume := exists && (spec.RunID != "" || spec.Reuse || found.status != StatusCompleted)
 	if resume {
-		if found.status == StatusRunning && ownerAlive(found.id, found.pid, found.host, found.heartbeat, host, pid) {
-			return nil, &Error{Class: "tabscreen_error_store_busy", Message: busyMessage(found.id, found.pid, found.host, found.heartbeat)}
+		if found.busy() {
+			return nil, &Error{Class: "tabscreen_error_store_busy", Message: busyMessage(found)}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner_pid = ?, owner_host = ?, heartbeat_at = ?, updated_at = ? WHERE run_id = ?`,
 			StatusRunning, pid, host, unixNow(), stamp, found.id)
@@ -190,18 +184,36 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 	return session, nil
 }
 
-func ownerAlive(runID string, pid sql.NullInt64, owner sql.NullString, heartbeat sql.NullFloat64, host string, me int) bool {
-	switch {
-	case !pid.Valid:
+// runRow is what a claim or a deletion needs to know of a run: its status and its owner.
+type runRow struct {
+	id, status string
+	pid        sql.NullInt64
+	host       sql.NullString
+	heartbeat  sql.NullFloat64
+}
+
+const runRowColumns = "run_id, status, owner_pid, owner_host, heartbeat_at"
+
+func scanRunRow(row *sql.Row) (runRow, error) {
+	var r runRow
+	err := row.Scan(&r.id, &r.status, &r.pid, &r.host, &r.heartbeat)
+	return r, err
+}
+
+// busy reports whether another live process (or a live run of this one) is writing the run.
+func (r runRow) busy() bool {
+	if r.status != StatusRunning || !r.pid.Valid {
 		return false
-	case owner.String == host && int(pid.Int64) == me:
+	}
+	switch host := hostname(); {
+	case r.host.String == host && int(r.pid.Int64) == myPid():
 		activeMu.Lock()
 		defer activeMu.Unlock()
-		return active[runID]
-	case owner.String == host:
-		return processAlive(int(pid.Int64))
+		return active[r.id]
+	case r.host.String == host:
+		return processAlive(int(r.pid.Int64))
 	}
-	return heartbeat.Valid && unixNow()-heartbeat.Float64 < staleAfter.Seconds()
+	return r.heartbeat.Valid && unixNow()-r.heartbeat.Float64 < staleAfter.Seconds()
 }
 
 // processAlive: signal 0 checks that the process exists without touching it.
@@ -213,14 +225,14 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func busyMessage(id string, pid sql.NullInt64, host sql.NullString, heartbeat sql.NullFloat64) string {
+func busyMessage(r runRow) string {
 	ago := ""
-	if heartbeat.Valid {
-		ago = fmt.Sprintf(", last active %.0f s ago", max(0, unixNow()-heartbeat.Float64))
+	if r.heartbeat.Valid {
+		ago = fmt.Sprintf(", last active %.0f s ago", max(0, unixNow()-r.heartbeat.Float64))
 	}
 	return fmt.Sprintf("run %s of the answer store, the same screening, is being run by another R session (process %d on %s%s). "+
 		"Wait for it to finish, then call again to get its answers (options(tabscreen.store_reuse = TRUE)), or stop that session first: "+
-		"a second copy would send the same requests twice", id, pid.Int64, host.String, ago)
+		"a second copy would send the same requests twice", r.id, r.pid.Int64, r.host.String, ago)
 }
 
 func newRunID() string {
