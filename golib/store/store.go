@@ -3,11 +3,13 @@
 // interrupted one stopped. The file's schema is documented in ARCHITECTURE.md ("The answer store")
 // and in the R help page ?screen_store, for users who open it with DBI.
 //
-// The driver is modernc.org/sqlite, SQLite translated to Go, rather than the cgo binding
-// mattn/go-sqlite3: this package lives in a shared library loaded into R, where RSQLite may
-// already have loaded its own copy of SQLite's C library; a second C copy linked into our library
-// would put two sets of the same global symbols into one process. The pure-Go one shares nothing
-// with R's process, and needs no C toolchain beyond the one cgo already uses for the bridge.
+// The driver is the cgo binding mattn/go-sqlite3, which compiles SQLite's C amalgamation into
+// our shared library. The pure-Go translation (modernc.org/sqlite) was used first; it made the
+// source package 28 MB with its dependencies vendored (SQLite and a C library translated to Go for
+// every platform) and the core library twice as large, where the amalgamation is one C file that
+// the C compiler cgo already needs builds. RSQLite may have loaded its own SQLite into the same R
+// process: the core library exports only its Ts* functions (the linker's export list in src/), so
+// the two copies never see each other's symbols.
 package store
 
 import (
@@ -21,8 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/mattn/go-sqlite3"
 )
 
 // schemaVersion is stored in PRAGMA user_version; a file with a higher one was written by a
@@ -115,20 +116,20 @@ func storeError(path, what string, err error) *Error {
 
 // describe turns SQLite's codes into words a user can act on.
 func describe(err error) string {
-	var se *sqlite.Error
+	var se sqlite3.Error
 	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_NOTADB:
+		switch se.Code {
+		case sqlite3.ErrNotADB:
 			return "the file is not an SQLite database (is it another program's file?)"
-		case sqlite3.SQLITE_CORRUPT:
+		case sqlite3.ErrCorrupt:
 			return "the file is damaged (delete it, or point options(tabscreen.store = ...) at a new file)"
-		case sqlite3.SQLITE_FULL:
+		case sqlite3.ErrFull:
 			return "the disk is full"
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		case sqlite3.ErrReadonly, sqlite3.ErrCantOpen, sqlite3.ErrPerm:
 			return "the file cannot be written (check the folder's permissions)"
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
 			return "another process held the file locked for too long"
-		case sqlite3.SQLITE_IOERR:
+		case sqlite3.ErrIoErr:
 			return "the file could not be read or written (" + err.Error() + ")"
 		}
 	}
@@ -162,11 +163,11 @@ func Open(path string) (*Store, error) {
 	// every commit across a process crash (only an OS crash can lose the last few); the busy
 	// timeout makes two sessions wait for each other's short transactions instead of failing.
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(15000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_busy_timeout", "15000")
+	q.Add("_journal_mode", "WAL")
+	q.Add("_synchronous", "NORMAL")
 	q.Add("_txlock", "immediate")
-	db, err := sql.Open("sqlite", abs+"?"+q.Encode())
+	db, err := sql.Open("sqlite3", abs+"?"+q.Encode())
 	if err != nil {
 		return nil, storeError(abs, "cannot be opened", err)
 	}

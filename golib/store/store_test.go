@@ -158,7 +158,7 @@ func TestRunOfADeadProcessIsTakenOver(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Skip("no `true` program")
 	}
-	db, _ := sql.Open("sqlite", path)
+	db, _ := sql.Open("sqlite3", path)
 	if _, err := db.Exec(`UPDATE runs SET status = 'running', owner_pid = ?, owner_host = ?`, cmd.Process.Pid, hostname()); err != nil {
 		t.Fatal(err)
 	}
