@@ -1,7 +1,8 @@
-# The fake provider: a local HTTP server (the Go program cmd/tabscreen-fake, installed into bin/)
-# that speaks a provider's wire protocol strictly: it validates every request against the provider's
-# published specification, answers with a tool call whose arguments it derives from the request's own
-# tool schema, and injects the failures a real service shows. Internal: used by the tests, examples
+# The fake provider: a local HTTP server (Go package golib/fakeprovider, served from the package's
+# own core library in a child R process, so that the package installs no second program) that
+# speaks a provider's wire protocol strictly: it validates every request against the provider's
+# published specification, answers with a tool call whose arguments it derives from the request's
+# own tool schema, and injects the failures a real service shows. Internal: used by the tests, examples
 # and the demo. It binds 127.0.0.1 only and never contacts a real provider.
 #
 # Settings (named arguments of fake_provider_start() and $configure(); see
@@ -25,34 +26,64 @@
 #   mistral_no_reasoning_effort, mistral_args_as_object
 #                                                  provider C model rule (name prefixes), argument form
 
-# Path of the tabscreen-fake program: $TABSCREEN_FAKE_BIN, else the one installed with the package.
-fake_provider_bin <- function() {
-  exe <- if (.Platform$OS.type == "windows") "tabscreen-fake.exe" else "tabscreen-fake"
-  bin <- Sys.getenv("TABSCREEN_FAKE_BIN", "")
-  from_env <- nzchar(bin)
-  if (!from_env) {
-    bin <- system.file("bin", exe, package = "tabscreen")
-  }
-  if (!nzchar(bin) || !file.exists(bin) || dir.exists(bin)) {
-    where <- if (from_env) {
-      paste0("TABSCREEN_FAKE_BIN is set to '", Sys.getenv("TABSCREEN_FAKE_BIN"), "', which is not a file.")
-    } else {
-      paste0("It is built into the package's bin/ folder at install time (`go build -o inst/bin/", exe,
-             " ./cmd/tabscreen-fake`); set TABSCREEN_FAKE_BIN to use another build.")
+# How the fake is started. By default a child R process loads this package's DLL and serves the fake
+# from the core library (TsFakeServe) until its stdin, a pipe held by this process, closes.
+# Developers can run their own build of the Go program cmd/tabscreen-fake instead (say, one built
+# with -race): TABSCREEN_FAKE_BIN, or `.bin`, names it. Returns list(program, args(port_file, config)).
+fake_provider_command <- function(bin = NULL) {
+  bin <- bin %||% Sys.getenv("TABSCREEN_FAKE_BIN", "")
+  if (nzchar(bin)) {
+    if (!file.exists(bin) || dir.exists(bin)) {
+      rlang::abort(c("The fake provider program was not found.",
+                     i = paste0("TABSCREEN_FAKE_BIN (or `.bin`) is '", bin, "', which is not a file. ",
+                                "Build it with `go build -o tabscreen-fake ./cmd/tabscreen-fake`, or unset it ",
+                                "to serve the fake from the package's core library.")),
+                   class = c("tabscreen_error_fake", "tabscreen_error"))
     }
-    rlang::abort(c("The fake provider program `tabscreen-fake` was not found.", i = where),
-                 class = c("tabscreen_error_fake", "tabscreen_error"))
+    return(list(program = bin, args = function(port_file, config) {
+      c("--host", "127.0.0.1", "--port", "0", "--port-file", port_file, "--watch-stdin=true",
+        "--config", config)
+    }))
   }
-  bin
+  dll <- tabscreen_dll_path()
+  rscript <- file.path(R.home("bin"), if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript")
+  # No packages and no profile: the child needs only the DLL, and starts in a fraction of a second.
+  serve <- paste(
+    "a <- commandArgs(TRUE); d <- dyn.load(a[[1L]]);",
+    "r <- .Call(getNativeSymbolInfo('C_fake_serve', d), a[[2L]]);",
+    "if (!identical(r, '{}')) { cat(r, '\\n', file = stderr()); quit(status = 1L) }"
+  )
+  list(program = rscript, args = function(port_file, config) {
+    options <- paste0('{"host":"127.0.0.1","port":0,"port_file":', to_json_string(port_file),
+                      ',"config":', config, "}")
+    c("--vanilla", "--default-packages=NULL", "-e", serve, dll, options)
+  })
 }
 
-# TRUE when the fake provider program can be started (for examples and the demo).
+# The package's own DLL: the one this session loaded, else the installed one.
+tabscreen_dll_path <- function() {
+  dlls <- getLoadedDLLs()
+  if ("tabscreen" %in% names(dlls)) {
+    return(dlls[["tabscreen"]][["path"]])
+  }
+  libs <- system.file("libs", package = "tabscreen")
+  path <- file.path(libs, .Platform$r_arch, paste0("tabscreen", .Platform$dynlib.ext))
+  if (!nzchar(libs) || !file.exists(path)) {
+    rlang::abort("The tabscreen package's DLL was not found: is the package installed?",
+                 class = c("tabscreen_error_fake", "tabscreen_error"))
+  }
+  normalizePath(path)
+}
+
+to_json_string <- function(x) as.character(jsonlite::toJSON(x, auto_unbox = TRUE))
+
+# TRUE when the fake provider can be started (for examples and the demo).
 fake_provider_available <- function() {
-  tryCatch(nzchar(fake_provider_bin()), tabscreen_error_fake = function(e) FALSE)
+  tryCatch(length(fake_provider_command()) > 0L, tabscreen_error_fake = function(e) FALSE)
 }
 
 # Start a fake provider on a free port of 127.0.0.1. `...` are settings (see above).
-# One program serves the three protocols (the path picks one). Returns a list:
+# One server serves the three protocols (the path picks one). Returns a list:
 #   $url        provider A's chat completions URL, http://127.0.0.1:PORT/v1/chat/completions
 #   $base_url   http://127.0.0.1:PORT/v1
 #   $url_b      provider B's base URL, http://127.0.0.1:PORT (the client appends /v1/messages)
@@ -63,20 +94,19 @@ fake_provider_available <- function() {
 #   $configure(..., .replace = FALSE)  change settings at run time (.replace: others to defaults)
 #   $requests(n = NULL)  the last requests received (credentials replaced by their length)
 #   $reset()    zero the counters
-#   $stop()     stop the program (also done when the object is garbage-collected)
+#   $stop()     stop the server (also done when the object is garbage-collected)
 fake_provider_start <- function(..., .bin = NULL, .timeout = 10) {
   config <- fake_config_json(list(...))
-  bin <- if (is.null(.bin)) fake_provider_bin() else .bin
+  command <- fake_provider_command(.bin)
   port_file <- tempfile("tabscreen-fake-port-")
   err_file <- tempfile("tabscreen-fake-stderr-")
-  # stdin is a pipe: when this R process ends, however it ends, the program reads EOF and exits.
+  # stdin is a pipe: when this R process ends, however it ends, the server reads EOF and exits.
   proc <- processx::process$new(
-    bin, c("--host", "127.0.0.1", "--port", "0", "--port-file", port_file, "--watch-stdin=true",
-           "--config", config),
-    # cleanup = TRUE kills the program by its pid when the object is collected. Not cleanup_tree:
+    command$program, command$args(port_file, config),
+    # cleanup = TRUE kills the server by its pid when the object is collected. Not cleanup_tree:
     # processx marks a tree with an id drawn from R's RNG and the current second, so after the same
     # set.seed() (R CMD check seeds every example) two fakes started within a second share a marker,
-    # and collecting the first killed the second. The program starts no children of its own.
+    # and collecting the first killed the second. The server starts no children of its own.
     stdin = "|", stdout = NULL, stderr = err_file, cleanup = TRUE
   )
   state <- new.env(parent = emptyenv())
@@ -87,8 +117,10 @@ fake_provider_start <- function(..., .bin = NULL, .timeout = 10) {
 
   port <- fake_wait_port(proc, port_file, err_file, .timeout)
   if (is.null(port)) {
+    # Read what it said before fake_stop() removes the file.
+    said <- fake_stderr(err_file)
     fake_stop(state)
-    rlang::abort(c("The fake provider did not start.", x = fake_stderr(err_file)),
+    rlang::abort(c("The fake provider did not start.", x = said),
                  class = c("tabscreen_error_fake", "tabscreen_error"))
   }
   root <- paste0("http://127.0.0.1:", port)
@@ -137,7 +169,13 @@ fake_wait_port <- function(proc, port_file, err_file, timeout) {
 
 fake_stderr <- function(err_file) {
   txt <- if (file.exists(err_file)) readLines(err_file, warn = FALSE) else character()
-  if (length(txt) == 0L) "(no output)" else paste(txt, collapse = "\n")
+  txt <- trimws(paste(txt, collapse = "\n"))
+  if (!nzchar(txt)) {
+    return("(no output)")
+  }
+  # The core's error document, when the child served from it.
+  doc <- tryCatch(jsonlite::fromJSON(txt), error = function(e) NULL)
+  if (is.list(doc) && is.character(doc$error$message)) doc$error$message else txt
 }
 
 # Stop the program: close its stdin (it exits cleanly), wait, then kill. Safe to call twice.

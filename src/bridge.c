@@ -130,6 +130,17 @@ SEXP C_is_transient(SEXP status, SEXP headers, SEXP body) {
   return finish_json(&o);
 }
 
+/* Serves the fake provider until this process's stdin closes: only ever called in a child R
+ * process started by fake_provider_start(), never in a user's session. */
+SEXP C_fake_serve(SEXP options) {
+  const char *opts = string_arg(options, "options");
+  go_out o = {0};
+  ts_enter_go();
+  o.json = TsFakeServe((char *)opts);
+  ts_leave_go();
+  return finish_json(&o);
+}
+
 SEXP C_store(SEXP request) {
   const char *r = string_arg(request, "request");
   go_out o = {0};

@@ -9,4 +9,5 @@ SEXP C_run_result(SEXP handle);
 SEXP C_aggregate(SEXP answers, SEXP options);
 SEXP C_is_transient(SEXP status, SEXP headers, SEXP body);
 SEXP C_store(SEXP request);
+SEXP C_fake_serve(SEXP options);
 #endif

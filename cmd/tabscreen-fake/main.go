@@ -16,15 +16,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/tabscreen/tabscreen/golib/fakeprovider"
 )
@@ -76,8 +73,7 @@ func run(args []string) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 
-	cfg := fakeprovider.DefaultConfig()
-	var err error
+	config := json.RawMessage("{}")
 	if *configJSON != "" {
 		text := *configJSON
 		if strings.HasPrefix(text, "@") {
@@ -87,17 +83,26 @@ func run(args []string) error {
 			}
 			text = string(b)
 		}
-		if cfg, err = cfg.Merge([]byte(text)); err != nil {
+		// Checked here so that a bad --config is reported as such, before the flags are merged.
+		if _, err := fakeprovider.DefaultConfig().Merge([]byte(text)); err != nil {
 			return fmt.Errorf("--config: %w", err)
 		}
+		config = json.RawMessage(text)
 	}
 	patch, err := flagPatch(fs)
 	if err != nil {
 		return err
 	}
 	if len(patch) > 0 {
+		cfg, err := fakeprovider.DefaultConfig().Merge(config)
+		if err != nil {
+			return err
+		}
 		b, _ := json.Marshal(patch)
 		if cfg, err = cfg.Merge(b); err != nil {
+			return err
+		}
+		if config, err = json.Marshal(cfg); err != nil {
 			return err
 		}
 	}
@@ -107,35 +112,14 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv, err := fakeprovider.New(cfg)
-	if err != nil {
-		return err
+	opts := fakeprovider.ServeOptions{
+		Host: *host, Port: *port, PortFile: *portFile, Config: config,
+		Started: func(addr net.Addr) { fmt.Printf("listening on http://%s\n", addr) },
 	}
-	addr, err := srv.Start(net.JoinHostPort(*host, strconv.Itoa(*port)))
-	if err != nil {
-		return err
-	}
-	chosen := addr.(*net.TCPAddr).Port
-	if *portFile != "" {
-		if err := writeAtomic(*portFile, strconv.Itoa(chosen)+"\n"); err != nil {
-			_ = srv.Close(time.Second)
-			return err
-		}
-	}
-	fmt.Printf("listening on http://%s\n", addr)
-
 	if *watchStdin {
-		go func() {
-			_, _ = io.Copy(io.Discard, os.Stdin)
-			stop()
-		}()
+		opts.Stdin = os.Stdin
 	}
-	<-ctx.Done()
-	err = srv.Close(3 * time.Second)
-	if *portFile != "" {
-		_ = os.Remove(*portFile)
-	}
-	return err
+	return fakeprovider.Serve(ctx, opts)
 }
 
 // flagPatch turns the settings flags given on the command line into a
@@ -193,21 +177,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func writeAtomic(path, content string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".port-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

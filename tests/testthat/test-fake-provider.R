@@ -390,6 +390,18 @@ test_that("stop() ends the program; a missing program is a classed error", {
   expect_false(fake_provider_available())
 })
 
+test_that("the fake is served from the package's own core library, not a second program", {
+  skip_if(nzchar(Sys.getenv("TABSCREEN_FAKE_BIN")), "a developer's fake program is in use")
+  expect_identical(system.file("bin", package = "tabscreen"), "")
+  fp <- fake_provider_start()
+  on.exit(fp$stop(), add = TRUE)
+  expect_true(any(grepl("C_fake_serve", fp$process$get_cmdline(), fixed = TRUE)))
+  expect_true(fp$is_alive())
+  expect_identical(fp$stats()$requests_total, 0L)
+  # A configuration the fake refuses stops the child with the fake's own words.
+  expect_error(fake_provider_start(latency_ms = -1), "latency_ms must be >= 0", class = "tabscreen_error_fake")
+})
+
 test_that("the program stops when its object is garbage-collected", {
   fp <- fake_provider_start()
   proc <- fp$process
@@ -402,7 +414,7 @@ test_that("the program stops when its object is garbage-collected", {
 
 test_that("the program never outlives the R process that started it", {
   skip_if_not_installed("callr")
-  bin <- fake_provider_bin()
+  bin <- Sys.getenv("TABSCREEN_FAKE_BIN")
   src <- test_path("..", "..", "R", "fake-provider.R")
   port_file <- withr::local_tempfile()
   child <- callr::r_bg(function(bin, src, port_file) {
@@ -413,7 +425,7 @@ test_that("the program never outlives the R process that started it", {
     } else {
       utils::getFromNamespace("fake_provider_start", "tabscreen")
     }
-    fp <- start(.bin = bin)
+    fp <- start(.bin = if (nzchar(bin)) bin)
     writeLines(as.character(fp$port), port_file)
     Sys.sleep(120)
   }, args = list(bin = bin, src = if (file.exists(src)) normalizePath(src) else "", port_file = port_file))
