@@ -14,12 +14,28 @@
  *   flag, on every tick, and puts a large buffer on the stack before it forwards a signal that
  *   landed on another thread. So the profiling timer is paused while Go code runs (for the whole of
  *   a screening, and around every other call into Go) and restored afterwards: Rprof() takes no
- *   samples during that time. */
+ *   samples during that time.
+ *
+ * On Windows all three are no-ops. There are no asynchronous POSIX signals to land on Go's
+ * threads: Ctrl-C and Ctrl-Break come through a console control handler that Windows runs on a
+ * thread of its own, and the C runtime's signal() only emulates SIGINT, SIGFPE and friends without
+ * sigaction, SA_ONSTACK or an alternate stack. R's profiler there does not use SIGPROF or
+ * setitimer either: a separate thread suspends R's thread to sample it, which touches no Go
+ * stack. So nothing needs the flag and no timer needs pausing. */
+#include "signals.h"
+
+#ifdef _WIN32
+
+void ts_protect_signal_handlers(void) {}
+void ts_enter_go(void) {}
+void ts_leave_go(void) {}
+
+#else
+
 #define _XOPEN_SOURCE 700
 #include <stddef.h>
 #include <signal.h>
 #include <sys/time.h>
-#include "signals.h"
 
 /* NSIG is not POSIX; 65 covers Linux's real-time signals. */
 #ifndef NSIG
@@ -59,3 +75,5 @@ void ts_leave_go(void) {
     setitimer(ITIMER_PROF, &paused_timer, NULL);
   }
 }
+
+#endif /* _WIN32 */

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -214,15 +213,6 @@ func (r runRow) busy() bool {
 		return processAlive(int(r.pid.Int64))
 	}
 	return r.heartbeat.Valid && unixNow()-r.heartbeat.Float64 < staleAfter.Seconds()
-}
-
-// processAlive: signal 0 checks that the process exists without touching it.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func busyMessage(r runRow) string {

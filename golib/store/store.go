@@ -15,7 +15,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -23,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3"
 )
 
 // schemaVersion is stored in PRAGMA user_version; a file with a higher one was written by a
@@ -114,24 +113,11 @@ func storeError(path, what string, err error) *Error {
 	return &Error{Class: "tabscreen_error_store", Message: msg}
 }
 
-// describe turns SQLite's codes into words a user can act on.
+// describe turns SQLite's codes into words a user can act on (sqlite_codes.go; a build without
+// cgo, such as the darwin cross-compile check, has no SQLite and only the error's own words).
 func describe(err error) string {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrNotADB:
-			return "the file is not an SQLite database (is it another program's file?)"
-		case sqlite3.ErrCorrupt:
-			return "the file is damaged (delete it, or point options(tabscreen.store = ...) at a new file)"
-		case sqlite3.ErrFull:
-			return "the disk is full"
-		case sqlite3.ErrReadonly, sqlite3.ErrCantOpen, sqlite3.ErrPerm:
-			return "the file cannot be written (check the folder's permissions)"
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return "another process held the file locked for too long"
-		case sqlite3.ErrIoErr:
-			return "the file could not be read or written (" + err.Error() + ")"
-		}
+	if words, ok := describeSQLite(err); ok {
+		return words
 	}
 	return err.Error()
 }
