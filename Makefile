@@ -7,7 +7,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := tabscreen_$(VERSION).tar.gz
 PROVIDER ?= a
 
-.PHONY: all deps install test test-go test-r check demo bench docs clean
+.PHONY: all deps install tarball test test-go test-r test-windows test-configure test-cross test-offline check demo bench docs clean
 
 all: install
 
@@ -16,27 +16,51 @@ deps:
 
 install: deps
 	@mkdir -p $(R_LIB)
-	R CMD INSTALL --no-test-load --library=$(R_LIB) . >/tmp/tabscreen-install.log 2>&1 || { cat /tmp/tabscreen-install.log; exit 1; }
+	R CMD INSTALL --no-test-load --library=$(R_LIB) . >$(R_LIB)/.install.log 2>&1 || { cat $(R_LIB)/.install.log; exit 1; }
 	@echo "tabscreen installed into $(R_LIB)"
 
 docs: install
 	Rscript -e 'roxygen2::roxygenise(roclets = c("rd", "namespace"), load_code = roxygen2::load_installed)'
 
-test: deps test-go install test-r check
+# Go, the configure script, the macOS compile, the R tests, R CMD check of the source package as
+# users get it (Go modules inside), its install with no network, and the Windows cross-build.
+test: deps test-go test-cross test-configure install test-r check test-offline test-windows
+
+# The source package with its Go modules inside (src/go-vendor.tar.xz): installs offline.
+tarball: deps
+	rm -f $(TARBALL)
+	tools/build-tarball.sh $(CURDIR)
 
 test-go:
 	go vet ./...
 	go test -race -count=1 -timeout 10m ./...
 
+# The Windows build, cross-compiled with mingw-w64 and run under Wine (tools/windows/).
+test-windows:
+	timeout 1200 tools/windows/test-windows.sh
+
+# configure's search for Go and its message when Go is missing or too old.
+test-configure:
+	timeout 300 tools/test-configure.sh
+
+# macOS cannot be run here: the Go code must at least compile and vet for it (without cgo).
+test-cross:
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build ./golib/... ./cmd/...
+	GOOS=darwin GOARCH=amd64 CGO_ENABLED=0 go build ./golib/... ./cmd/...
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./golib/... ./cmd/...
+
 # Every phase is bounded, so that a hang fails the run in minutes instead of eating CI's budget.
 test-r: install
 	timeout 900 Rscript tools/run-tests.R
 
-check: deps
-	rm -rf tabscreen.Rcheck $(TARBALL)
-	R CMD build --no-manual . >/tmp/tabscreen-build.log 2>&1 || { cat /tmp/tabscreen-build.log; exit 1; }
+check: tarball
+	rm -rf tabscreen.Rcheck
 	_R_CHECK_FORCE_SUGGESTS_=false timeout 1200 R CMD check --no-manual $(TARBALL)
 	@Rscript tools/check-result.R tabscreen.Rcheck
+
+# R CMD INSTALL of the source package in a network namespace with no network, then a screening.
+test-offline: tarball
+	timeout 900 tools/test-offline-install.sh $(TARBALL)
 
 demo: install
 	Rscript tools/demo.R $(PROVIDER)
@@ -45,4 +69,5 @@ bench: install
 	Rscript bench/run.R
 
 clean:
-	rm -rf $(R_LIB) tabscreen.Rcheck $(TARBALL) src/*.o src/*.so src/libtabscreen.h inst/bin
+	rm -rf $(R_LIB) tabscreen.Rcheck $(TARBALL)
+	./cleanup

@@ -3,7 +3,7 @@
 # `R CMD INSTALL tabscreen_*.tar.gz` needs no network. The modules travel as one archive,
 # src/go-vendor.tar.xz (as CRAN's Rust packages carry their crates): a vendor/ folder in the
 # tarball would hold hidden files and paths longer than the 100 bytes a tarball is required to
-# store, both flagged by R CMD check. src/Makevars unpacks it into vendor/ and builds with
+# store, both flagged by R CMD check. configure unpacks it into vendor/, and src/Makevars builds with
 # -mod=vendor and GOPROXY=off. The checkout itself never holds either: the package is built from
 # a staging copy of the files git knows.
 #   tools/build-tarball.sh [OUT_DIR]     (default: the checkout; prints the tarball's path last)

@@ -10,8 +10,13 @@ export PATH="$PATH:/usr/local/go/bin"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tabscreen-offline.XXXXXX")
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
-tools/build-tarball.sh "$work" | tail -n 1
-tarball=$(ls "$work"/tabscreen_*.tar.gz)
+# tools/test-offline-install.sh [TARBALL]: the source package to test (default: one built now).
+if [ $# -ge 1 ]; then
+  tarball=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+else
+  tools/build-tarball.sh "$work" | tail -n 1
+  tarball=$(ls "$work"/tabscreen_*.tar.gz)
+fi
 mkdir "$work/lib" "$work/gomodcache"
 
 cat >"$work/screen.R" <<'RSCRIPT'
