@@ -37,13 +37,14 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 0, 0))
 
 	status, fault := 0, ""
+	faultCounted := false
 	var body []byte
 	defer func() {
 		if status > 0 && status < len(c.status) {
 			c.status[status].Add(1)
 			pc.status[status].Add(1)
 		}
-		if fault != "" {
+		if fault != "" && !faultCounted {
 			c.faults[faultIndex(fault)].Add(1)
 		}
 		if rc.KeepRequests > 0 {
@@ -154,6 +155,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	retry := time.Duration(rc.RetryAfterMS) * time.Millisecond
 	switch fault {
 	case FaultDrop:
+		// Counted before the connection closes: the client learns of the drop at once and may
+		// read the counters before this handler returns.
+		c.faults[faultIndex(fault)].Add(1)
+		faultCounted = true
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			_ = conn.Close()
 			return
