@@ -114,6 +114,16 @@ func readSummary(dir string) (*summary, error) {
 	return &s, nil
 }
 
+// readRun reads what the driver wrote of one run: TsRunResult's summary and the answers table.
+func readRun(dir string) (*summary, *arrowio.Table, error) {
+	s, err := readSummary(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := readTable(dir, "answers.arrow")
+	return s, a, err
+}
+
 func readTable(dir, name string) (*arrowio.Table, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
@@ -139,11 +149,7 @@ func col(c *checker, t *arrowio.Table, name string, kind arrowio.Kind) *arrowio.
 
 func checkScreen(dir string, records, reps int) error {
 	jobs := records * reps
-	s, err := readSummary(dir)
-	if err != nil {
-		return err
-	}
-	a, err := readTable(dir, "answers.arrow")
+	s, a, err := readRun(dir)
 	if err != nil {
 		return err
 	}
@@ -207,11 +213,7 @@ func checkScreen(dir string, records, reps int) error {
 }
 
 func checkCancel(dir string, jobs int) error {
-	s, err := readSummary(dir)
-	if err != nil {
-		return err
-	}
-	a, err := readTable(dir, "answers.arrow")
+	s, a, err := readRun(dir)
 	if err != nil {
 		return err
 	}
