@@ -276,9 +276,14 @@ print.llm_agg_tbl <- function(x, ...) {
   invisible(x)
 }
 
+# Both summaries read their column with [[: a column subset of a tibble may have dropped it, and
+# tibble's `$` warns about a missing column.
 decision_summary <- function(answers) {
-  d <- answers$decision_llm
-  if (is.null(d) || length(d) == 0) {
+  d <- answers[["decision_llm"]]
+  if (is.null(d)) {
+    return("")
+  }
+  if (length(d) == 0) {
     return("Decisions: none.")
   }
   counts <- c(include = sum(d == "1", na.rm = TRUE), exclude = sum(d == "0", na.rm = TRUE),
@@ -295,9 +300,9 @@ decision_summary <- function(answers) {
 }
 
 aggregated_summary <- function(agg) {
-  f <- agg$final_decision_llm
+  f <- agg[["final_decision_llm"]]
   if (is.null(f)) {
-    return("Aggregated decisions: none.")
+    return(paste0(nrow(agg), if (nrow(agg) == 1) " row." else " rows."))
   }
   upper <- attr(agg, "incl_cutoff_upper")
   lower <- attr(agg, "incl_cutoff_lower")
