@@ -67,7 +67,9 @@
 #' @section Safety limits (`force`):
 #' Without `force = TRUE`, more than 10 repetitions of an older small model (e.g. `gpt-5.6-luna`,
 #' `gpt-4o-mini`) and more than one repetition of a larger model (anything but the small default
-#' `gpt-6-luna` and the older small models) are refused.
+#' `gpt-6-luna` and the older small models) are refused. A model without known rules (a
+#' `custom_model`, or one priced with `options(tabscreen.model_prizes)`) is refused above 10
+#' repetitions, as with [tabscreen_b()] and [tabscreen_c()].
 #'
 #' @section Failures, retries and interrupts:
 #' Requests that fail for a passing reason (see [llm_is_transient()]) are retried up to `max_tries`
