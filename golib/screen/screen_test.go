@@ -194,14 +194,35 @@ func TestAggregateOneRowPerGroupWithMixedSubmodels(t *testing.T) {
 	}
 }
 
-func TestLongestAnswerAgreesWithDecision(t *testing.T) {
-	a := reps(1, 2, 0)
-	a[0].Description, a[0].HasDescription = "include because of many good reasons here", true
-	a[1].Description, a[1].HasDescription = "exclude: short", true
-	a[2].Description, a[2].HasDescription = "exclude for a somewhat longer reason", true
-	got := Aggregate(a, EffectiveCutoffs(f(0.5), nil))[0]
-	if got.Final != "Exclude" || got.LongestAnswer != "exclude for a somewhat longer reason" {
-		t.Fatalf("got %+v", got)
+func TestLongestAnswerAcrossAllRepeats(t *testing.T) {
+	cases := []struct {
+		name         string
+		descriptions []string // one per rep of reps(1, 2, 1): include, exclude, exclude, failed
+		upper        *float64
+		wantFinal    string
+		want         string
+		wantFound    bool
+	}{
+		{"longest disagrees with the final decision", []string{"include because of many good reasons here", "exclude: short",
+			"exclude for a longer reason", ""}, f(0.5), "Exclude", "include because of many good reasons here", true},
+		{"longest agrees with the final decision", []string{"include: short", "exclude: short",
+			"exclude for a somewhat longer reason", ""}, nil, "Include", "exclude for a somewhat longer reason", true},
+		{"words, not characters, and ties to the earliest rep", []string{"one two three", "a b c", "threeeeeeeeeee",
+			""}, nil, "Include", "one two three", true},
+		{"a failed rep's text is not an answer", []string{"", "", "", "failed with a very long reason of many words"},
+			nil, "Include", "", false},
+	}
+	for _, c := range cases {
+		a := reps(1, 2, 1)
+		for i, d := range c.descriptions {
+			if d != "" {
+				a[i].Description, a[i].HasDescription = d, true
+			}
+		}
+		got := Aggregate(a, EffectiveCutoffs(c.upper, nil))[0]
+		if got.Final != c.wantFinal || got.LongestAnswer != c.want || got.HasLongestAnswer != c.wantFound {
+			t.Errorf("%s: got %q (%v), final %s", c.name, got.LongestAnswer, got.HasLongestAnswer, got.Final)
+		}
 	}
 }
 
