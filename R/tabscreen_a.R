@@ -136,7 +136,8 @@
 #'   the name of one of the tools, or a list in provider A's `tool_choice` format.
 #' @param top_p One or more nucleus-sampling values between 0 and 1; each record is screened with
 #'   each value. Altering this or `temperature` (through `...`), not both, is advised.
-#' @param time_info If `TRUE`, `answer_data` has the seconds each answer took (`run_time`).
+#' @param time_info If `TRUE`, `answer_data` has the seconds each answer took (`run_time`): from the
+#'   request's first attempt to its answer, retries and the waits between them included.
 #' @param token_info If `TRUE`, `answer_data` has the token counts and the result has the price
 #'   (`price_data`, `price_dollar`).
 #' @param api_key The API key. By default read from the environment variable `PROVIDER_A_API_KEY`

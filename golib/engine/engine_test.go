@@ -418,3 +418,32 @@ func TestFailedAttemptsAndUnforcedModelsRetryWithinMaxTries(t *testing.T) {
 		})
 	}
 }
+
+// run_time is the whole job's: from its first attempt to its answer, the waits between included.
+func TestRunTimeCountsTheWholeJob(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int // of the first request; 200 answers at once
+		waitMS  int // the server's Retry-After on it
+		atLeast time.Duration
+	}{
+		{"answered at once", 200, 0, 0},
+		{"answered after a 429 and its wait", 429, 150, 150 * time.Millisecond},
+		{"answered after a 503 and its wait", 503, 100, 100 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+				if n == 1 && c.status != 200 {
+					return c.status, map[string]string{"retry-after-ms": fmt.Sprint(c.waitMS)}, `{"error":{"message":"later"}}`
+				}
+				return 200, nil, toolReply("1")
+			})
+			r := runToEnd(t, options(fk.srv.URL, nil), 1)
+			res := r.results[0]
+			if !res.ok || seconds(res.runTime) < c.atLeast || seconds(res.runTime) > r.elapsed {
+				t.Fatalf("ok %v, run time %gs, want at least %v and at most the run's %v", res.ok, res.runTime, c.atLeast, r.elapsed)
+			}
+		})
+	}
+}

@@ -169,7 +169,7 @@ func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) 
 	a := store.Answer{Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
 		Model: r.opts.Models[j.model].Name, N: j.n, Answered: res.ok, Decision: res.decision, Usage: res.usage,
 		Billed: res.billed, Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
-		RunTime: res.runTime, ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
+		RunTime: res.runTime, Took: last.took.Seconds(), ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
 	if !res.ok {
 		a.Error = res.reason
 	}

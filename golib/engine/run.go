@@ -80,7 +80,7 @@ type result struct {
 	usage    screen.Usage // of the answer
 	billed   screen.Usage // of every 200 reply, re-asks included
 	submodel string
-	runTime  float64
+	runTime  float64 // seconds from the first attempt to the answer
 	date     time.Time
 	attempts int32
 }

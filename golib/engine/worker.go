@@ -87,7 +87,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				d, problem = screen.ReadDecision(reply.Args, reply.Tool)
 			}
 			if problem == nil {
-				r.succeed(res, d, reply, a)
+				r.succeed(res, d, reply, a, first)
 				return
 			}
 			if failedAttempt(problem, call.Model) {
@@ -301,10 +301,12 @@ func (r *Run) sleepCtx(d time.Duration) error {
 	}
 }
 
-func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt) {
+// succeed records an answer. Its run time is the whole job's, from the first attempt to this
+// answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
+func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt, first time.Time) {
 	res.decision, res.ok, res.done = d, true, true
 	res.usage, res.submodel = reply.Usage, reply.Submodel
-	res.runTime, res.date = a.took.Seconds(), a.at
+	res.runTime, res.date = a.at.Sub(first).Seconds(), a.at
 	r.answered.Add(1)
 	r.done.Add(1)
 }

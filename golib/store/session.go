@@ -67,7 +67,8 @@ type Answer struct {
 	Submodel   string
 	HTTPStatus int
 	Attempts   int32
-	RunTime    float64
+	RunTime    float64 // of the job: from its first attempt to its answer
+	Took       float64 // of the last attempt alone
 	ReceivedAt time.Time
 	Error      string
 	Request    []byte
@@ -377,8 +378,8 @@ const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, pro
 	decision_llm, decision_binary, detailed_description, confidence,
 	prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
 	billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
-	price_dollar, submodel, http_status, attempts, run_time, received_at, error, request_body, response_body)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	price_dollar, submodel, http_status, attempts, run_time, took, received_at, error, request_body, response_body)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 	ON CONFLICT (run_id, job_key) DO UPDATE SET
 	answered = excluded.answered, decision_llm = excluded.decision_llm, decision_binary = excluded.decision_binary,
 	detailed_description = excluded.detailed_description, confidence = excluded.confidence,
@@ -387,7 +388,7 @@ const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, pro
 	billed_prompt_tokens = excluded.billed_prompt_tokens, billed_cached_tokens = excluded.billed_cached_tokens,
 	billed_cache_write_tokens = excluded.billed_cache_write_tokens, billed_completion_tokens = excluded.billed_completion_tokens,
 	price_dollar = excluded.price_dollar, submodel = excluded.submodel, http_status = excluded.http_status,
-	attempts = answers.attempts + excluded.attempts, run_time = excluded.run_time, received_at = excluded.received_at,
+	attempts = answers.attempts + excluded.attempts, run_time = excluded.run_time, took = excluded.took, received_at = excluded.received_at,
 	error = excluded.error, request_body = excluded.request_body, response_body = excluded.response_body
 	WHERE answers.answered = 0`
 
@@ -426,7 +427,7 @@ func (s *Session) insert(batch []Answer) error {
 			nullInt(a.Usage.Completion, a.Answered),
 			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
 			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
-			a.Attempts, nullFloat(a.RunTime, a.Answered), a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
+			a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
 			nullString(string(a.Request), a.Request != nil), nullString(string(a.Response), a.Response != nil))
 		if err != nil {
 			return err
