@@ -172,16 +172,18 @@ aggregated_rows <- function(rows, layout) {
   out
 }
 
-# price_data of spec section 2.5 from the run metadata's price table.
-price_data_rows <- function(price) {
+# price_data of spec section 2.5 from the run metadata's price table: the whole run's price, or
+# with `spent = TRUE` the part of it this call spent.
+price_data_rows <- function(price, spent = FALSE) {
   if (is.null(price) || nrow(price) == 0) {
     return(tibble::tibble(
       prompt = character(), model = character(), iterations = integer(),
       input_price_dollar = numeric(), output_price_dollar = numeric(), total_price_dollar = numeric()
     ))
   }
-  input <- as.numeric(price$input_price_dollar)
-  output <- as.numeric(price$output_price_dollar)
+  prefix <- if (spent) "spent_" else ""
+  input <- as.numeric(price[[paste0(prefix, "input_price_dollar")]])
+  output <- as.numeric(price[[paste0(prefix, "output_price_dollar")]])
   tibble::tibble(
     prompt = as.character(price$promptid),
     model = as.character(price$model),

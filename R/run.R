@@ -173,19 +173,22 @@ show_progress <- function(bar, st) {
   bar
 }
 
+# The run's price rows: the whole run's price, and the part of it this call spent.
 price_rows <- function(rows) {
+  prices <- c("input_price_dollar", "output_price_dollar", "spent_input_price_dollar", "spent_output_price_dollar")
   if (length(rows) == 0 || (is.data.frame(rows) && nrow(rows) == 0)) {
-    return(data.frame(promptid = integer(), model = character(), iterations = integer(),
-                      input_price_dollar = double(), output_price_dollar = double()))
+    empty <- data.frame(promptid = integer(), model = character(), iterations = integer())
+    empty[prices] <- list(double())
+    return(empty)
   }
   rows <- as.data.frame(rows)
-  for (col in c("input_price_dollar", "output_price_dollar")) {
+  for (col in prices) {
     if (is.null(rows[[col]])) rows[[col]] <- NA_real_
     rows[[col]] <- as.numeric(rows[[col]])
   }
   rows$promptid <- as.integer(rows$promptid)
   rows$iterations <- as.integer(rows$iterations)
-  rows[c("promptid", "model", "iterations", "input_price_dollar", "output_price_dollar")]
+  rows[c("promptid", "model", "iterations", prices)]
 }
 
 to_json <- function(x) {

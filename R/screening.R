@@ -228,7 +228,8 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   run_date <- meta$run_date
   if (!is.null(merge_into)) {
     rows <- rbind_job_rows(merge_into$rows, rows)
-    price <- add_prices(merge_into$price, price)
+    # The re-sent jobs' rows carry what the first call spent on them, which its price_data holds.
+    price <- add_prices(merge_into$price, price_data_rows(meta$price_data, spent = TRUE))
     run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
     run_info$total <- nrow(rows)
     run_date <- merge_into$run_date %||% run_date

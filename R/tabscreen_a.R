@@ -142,8 +142,9 @@
 #'   (`price_data`, `price_dollar`).
 #' @param api_key The API key. By default read from the environment variable `PROVIDER_A_API_KEY`
 #'   with [get_api_key()], after every other argument has been checked.
-#' @param max_tries The most attempts per request; 1 sends each request once. `NULL` leaves the
-#'   limit to `max_seconds`; with both `NULL` nothing is retried.
+#' @param max_tries The most attempts per request; 1 sends each request once. A reply without a
+#'   usable decision is asked again at once, which is an attempt too (and at most twice). `NULL`
+#'   leaves the limit to `max_seconds`; with both `NULL` nothing is retried or asked again.
 #' @param max_seconds The most seconds to keep retrying a request, from its first attempt, or
 #'   `NULL`.
 #' @param is_transient A function of an [httr2::response()] that returns `TRUE` when the failure
@@ -185,7 +186,9 @@
 #' * `answer_data` (class `llm_tbl`): one row per answer, with your other columns first, then
 #'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `iterations`, `question`,
 #'   `top_p`, `decision_llm`, `detailed_description` (with `decision_description = TRUE`),
-#'   `decision_binary`, `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`),
+#'   `decision_binary`, `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`: every token
+#'   billed for the request, replies asked again and earlier calls of a resumed or repaired run
+#'   included, so that at the prices of [model_prizes] they add up to `price_data`),
 #'   `submodel`, `run_time` (with `time_info = TRUE`), `run_date` (UTC) and `n` (the repetition);
 #' * `price_dollar` and `price_data` (`prompt`, `model`, `iterations`, `input_price_dollar`,
 #'   `output_price_dollar`, `total_price_dollar`), with `token_info = TRUE`;

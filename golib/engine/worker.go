@@ -94,14 +94,14 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				reason = problem.Error()
 				break
 			}
-			if reasks < maxReasks {
+			msg, allowed := r.retryAllowed(tries, first, 0)
+			if reasks < maxReasks && allowed {
 				r.note(t, a, res.attempts, "re-asked: "+problem.Error())
 				reasks++
-				tries-- // a re-ask has its own budget
 				r.retries.Add(1)
 				continue
 			}
-			r.fail(res, fmt.Sprintf("no usable answer in %d replies: %v", reasks+1, problem))
+			r.fail(res, fmt.Sprintf("no usable answer in %d replies: %v%s", reasks+1, problem, msg))
 			return
 		case a.err != nil:
 			reason = errorText(a.err)

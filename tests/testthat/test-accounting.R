@@ -20,3 +20,77 @@ test_that("run_time is the whole request's time, its retries and waits included"
   last <- log[log$outcome == "answer" & log$studyid == as.character(recs$studyid[3]), ]
   expect_lt(last$took, waited - 0.4)
 })
+
+# The token columns of answer_data and error_data priced at the model's list price (the fake
+# reports no cached tokens unless asked to, so every prompt token is priced alike).
+priced <- function(res) {
+  rows <- tabscreen:::rbind_rows(res$answer_data, res$error_data)
+  prices <- tabscreen::model_prizes[tabscreen::model_prizes$provider == "a", ]
+  p <- prices[match(rows$model, prices$model), ]
+  sum((rows$prompt_tokens * p$input_per_million + rows$completion_tokens * p$output_per_million) / 1e6, na.rm = TRUE)
+}
+
+test_that("every billed token is in the token columns of its job, so that they price at price_dollar", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tokens")
+  fake <- local_fake_provider(seed = 11)
+  recs <- test_records()
+  for (store in c(TRUE, FALSE)) {
+    if (!store) withr::local_options(tabscreen.store = FALSE)
+    # re-asked replies (a value outside the enum, no tool call) on some jobs; record 2 never answers
+    fake$configure(faults = list(bad_enum = 0.2, no_tool = 0.1),
+      fail_matching = list(list(substring = recs$title[2], kind = "bad_enum")))
+    res <- screen_a(fake, reps = 2)
+    errors <- res$error_data
+    expect_equal(sum(errors$studyid == recs$studyid[2]), 2)
+    expect_true(all(errors$prompt_tokens > 0))
+    expect_gt(fake$stats()$requests_total, 16)
+    expect_equal(priced(res), res$price_dollar, tolerance = 1e-12)
+    expect_equal(sum(res$price_data$total_price_dollar), res$price_dollar)
+
+    # re-sent: the new answers carry what the first call spent on them, the price adds this call's
+    fake$configure(faults = list(), fail_matching = list())
+    fake$reset()
+    again <- screen_errors(res, messages = FALSE)
+    expect_null(again$error_data)
+    expect_equal(fake$stats()$requests_total, nrow(errors))
+    expect_equal(priced(again), again$price_dollar, tolerance = 1e-12)
+    job <- function(d) paste(d$studyid, d$n)
+    resent <- again$answer_data[match(job(errors), job(again$answer_data)), ]
+    expect_true(all(resent$prompt_tokens > errors$prompt_tokens))
+  }
+})
+
+test_that("a resumed run's tokens include its earlier calls' and price at its price_dollar", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tokens-resume")
+  fake <- local_fake_provider(seed = 12)
+  recs <- test_records()
+  fake$configure(fail_matching = list(list(substring = recs$title[4], kind = "bad_enum")))
+  first <- screen_a(fake)
+  expect_equal(nrow(first$error_data), 1)
+  fake$configure(fail_matching = list())
+  fake$reset()
+  resumed <- screen_a(fake)
+  expect_equal(fake$stats()$requests_total, 1)
+  expect_null(resumed$error_data)
+  expect_equal(priced(resumed), resumed$price_dollar, tolerance = 1e-12)
+  # the whole run: what the first call spent, and the one request of this one
+  expect_gt(resumed$price_dollar, first$price_dollar)
+})
+
+test_that("max_tries counts re-asks: max_tries = 1 sends exactly one request per job", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-max-tries")
+  fake <- local_fake_provider(seed = 13)
+  fake$configure(faults = list(no_tool = 1))
+  for (tries in 1:3) {
+    fake$reset()
+    res <- screen_a(fake, data = test_records()[1:2, ], max_tries = tries)
+    expect_equal(fake$stats()$requests_total, 2 * tries)
+    expect_equal(nrow(res$error_data), 2)
+    expect_equal(priced(res), res$price_dollar, tolerance = 1e-12)
+  }
+  # the re-ask cap of two stays: three replies at most, whatever max_tries allows
+  fake$reset()
+  res <- screen_a(fake, data = test_records()[1, ], max_tries = 16)
+  expect_equal(fake$stats()$requests_total, 3)
+  expect_match(res$error_data$decision_llm, "no usable answer in 3 replies")
+})
