@@ -255,7 +255,10 @@ print.llm <- function(x, ...) {
     if (all(c("prompt_tokens", "completion_tokens") %in% names(rows))) {
       c("*" = "Tokens: {format_tokens(sum(rows$prompt_tokens, na.rm = TRUE))} prompt, {format_tokens(sum(rows$completion_tokens, na.rm = TRUE))} completion.")
     },
-    if (!is.null(x$price_dollar)) c("*" = "Price: {format_dollars(x$price_dollar)}."),
+    if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
+    if (isTRUE(info$stored_answers > 0)) {
+      c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {?was/were} taken from the answer store, not sent by this call.")
+    },
     "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
   ))
   cli::cli_text("Components: {.field {names(x)}}.")
@@ -280,6 +283,14 @@ print.llm_agg_tbl <- function(x, ...) {
 
 # Both summaries read their column with [[: a column subset of a tibble may have dropped it, and
 # tibble's `$` warns about a missing column.
+# The price, and what this call spent of it when that differs (a resumed or repaired run).
+price_summary <- function(total, call_price) {
+  if (is.null(call_price) || isTRUE(all.equal(total, call_price))) {
+    return(paste0("Price: ", format_dollars(total), "."))
+  }
+  paste0("Price: ", format_dollars(total), " for the whole run, of which this call spent ", format_dollars(call_price), ".")
+}
+
 decision_summary <- function(answers) {
   d <- answers[["decision_llm"]]
   if (is.null(d)) {

@@ -61,11 +61,16 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   list(answers = ipc_decoded_to_df(out[[2]]), questions = ipc_decoded_to_df(out[[3]]), meta = meta)
 }
 
-# Says that a run resumes, or that an identical completed run exists.
+# Says that a run resumes, takes a completed run's answers, or that an identical completed run exists.
 inform_store <- function(store, messages) {
   if (is.null(store)) return(invisible())
   fmt <- function(n) format(n, big.mark = ",")
-  if (isTRUE(store$resumed)) {
+  if (isTRUE(store$reused)) {
+    # A completed run holds every answer of the same call: none is sent.
+    tabscreen_inform(c("i" = paste("Taking the answers of the completed run {.val {store$run_id}} from the answer store",
+      "({.code options(tabscreen.store_reuse = TRUE)}): {fmt(store$stored)} of {fmt(store$total)} answers, nothing is sent.")),
+      messages = messages)
+  } else if (isTRUE(store$resumed)) {
     tabscreen_inform(c("i" = "Resuming run {.val {store$run_id}}: {fmt(store$stored)} of {fmt(store$total)} answers already stored."),
       messages = messages)
   } else if (!is.null(store$previous) && nzchar(store$previous)) {

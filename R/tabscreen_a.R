@@ -203,7 +203,11 @@
 #'   with the reason in `decision_llm`.
 #'
 #' The attribute `arg_list` holds the arguments of the call (never the API key), which
-#' [screen_errors()] uses.
+#' [screen_errors()] uses. The attribute `run_info` describes the call: `state`, `total`,
+#' `answered`, `failed`, `elapsed_seconds`, `stored_answers` (answers taken from the answer store
+#' instead of being sent: a resumed run, or a completed one reused) and `call_price_dollar` (what
+#' this call spent; `price_dollar` and `price_data` are the whole run's, earlier calls of a resumed
+#' or repaired run included). The print method shows both when they matter.
 #'
 #' @seealso [screen_store()], [screen_errors()], [llm_is_transient()], [rate_limits_per_minute()], [model_prizes],
 #'   [api_keys], [print.llm()].

@@ -30,6 +30,7 @@ type StoreInfo struct {
 	RunID       string `json:"run_id"`
 	Fingerprint string `json:"fingerprint"`
 	Resumed     bool   `json:"resumed"`
+	Reused      bool   `json:"reused"` // the run continued had completed (reuse)
 	Previous    string `json:"previous,omitempty"`
 	Stored      int    `json:"stored"`
 	Total       int    `json:"total"`
@@ -111,7 +112,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 	r.session = session
 	r.studyIDs = recs.StudyIDs
 	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed,
-		Previous: session.Previous, Total: len(r.jobs)}
+		Reused: session.Reused, Previous: session.Previous, Total: len(r.jobs)}
 	r.jobKeys = make([]string, len(r.jobs))
 	for i, j := range r.jobs {
 		key := r.storeKey(j)

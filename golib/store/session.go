@@ -101,6 +101,8 @@ type Session struct {
 	store   *Store
 	RunID   string
 	Resumed bool
+	// Reused is true when the run continued had completed: a call with reuse takes its answers.
+	Reused bool
 	// Previous is a completed run with the same fingerprint that this new run does not reuse.
 	Previous string
 	stored   map[string]Answer // answered jobs
@@ -153,7 +155,7 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner_pid = ?, owner_host = ?, heartbeat_at = ?, updated_at = ? WHERE run_id = ?`,
 			StatusRunning, pid, host, unixNow(), stamp, found.id)
-		session.RunID, session.Resumed = found.id, true
+		session.RunID, session.Resumed, session.Reused = found.id, true, found.status == StatusCompleted
 	} else {
 		if exists {
 			session.Previous = found.id

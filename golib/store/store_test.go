@@ -58,8 +58,8 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 	}
 
 	s = claim(t, path, spec("fp1"))
-	if s.RunID != first || !s.Resumed {
-		t.Fatalf("interrupted run not resumed: %s resumed=%v", s.RunID, s.Resumed)
+	if s.RunID != first || !s.Resumed || s.Reused {
+		t.Fatalf("interrupted run not resumed (or taken for a completed one): %s resumed=%v reused=%v", s.RunID, s.Resumed, s.Reused)
 	}
 	if a, ok := s.Stored(JobKey(1, 1, "m", 0, false, 1)); !ok || a.Decision.Raw != "1" || a.Decision.Description != "why" || a.Usage.Prompt != 10 {
 		t.Fatalf("stored answer not loaded: %+v %v", a, ok)
@@ -124,8 +124,8 @@ func TestCompletedRunIsNotReusedUnlessAsked(t *testing.T) {
 			sp.Reuse = tc.reuse
 			s := claim(t, path, sp)
 			defer s.Close(StatusCompleted)
-			if s.Resumed != tc.resume || (s.RunID == first) != tc.resume {
-				t.Fatalf("resumed=%v run=%s (first %s)", s.Resumed, s.RunID, first)
+			if s.Resumed != tc.resume || s.Reused != tc.resume || (s.RunID == first) != tc.resume {
+				t.Fatalf("resumed=%v reused=%v run=%s (first %s)", s.Resumed, s.Reused, s.RunID, first)
 			}
 		})
 	}

@@ -94,3 +94,61 @@ test_that("max_tries counts re-asks: max_tries = 1 sends exactly one request per
   expect_equal(fake$stats()$requests_total, 3)
   expect_match(res$error_data$decision_llm, "no usable answer in 3 replies")
 })
+
+printed_text <- function(x) {
+  out <- NULL
+  msg <- capture.output(out <- capture.output(print(x)), type = "message")
+  paste(c(msg, out), collapse = "\n")
+}
+
+test_that("a resumed run says what this call spent and how many answers came from the store", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-resume-spend")
+  fake <- local_fake_provider(seed = 14)
+  recs <- test_records()
+  fresh <- screen_a(fake, data = recs[1:3, ])
+  info <- attr(fresh, "run_info")
+  expect_equal(info$stored_answers, 0L)
+  expect_equal(info$call_price_dollar, fresh$price_dollar)
+  expect_no_match(printed_text(fresh), "this call|answer store")
+
+  fake$configure(fail_matching = list(list(substring = recs$title[4], kind = "bad_enum")))
+  first <- screen_a(fake)
+  fake$configure(fail_matching = list())
+  # quiet: the result itself must tell
+  resumed <- screen_a(fake, messages = FALSE)
+  info <- attr(resumed, "run_info")
+  expect_equal(info$stored_answers, 7L)
+  expect_equal(first$price_dollar + info$call_price_dollar, resumed$price_dollar, tolerance = 1e-12)
+  expect_lt(info$call_price_dollar, resumed$price_dollar)
+  text <- printed_text(resumed)
+  expect_match(text, "for the whole run, of which this call spent", fixed = TRUE)
+  expect_match(text, "7 of the 8 answers were taken from the answer store", fixed = TRUE)
+
+  # screen_errors(): what it spent, added to the price it repairs
+  fake$configure(fail_matching = list(list(substring = recs$title[5], kind = "bad_enum")))
+  broken <- screen_a(fake, data = recs, prompt = "Another prompt, so another run.")
+  fake$configure(fail_matching = list())
+  repaired <- screen_errors(broken, messages = FALSE)
+  info <- attr(repaired, "run_info")
+  expect_equal(broken$price_dollar + info$call_price_dollar, repaired$price_dollar, tolerance = 1e-12)
+  expect_match(printed_text(repaired), "of which this call spent", fixed = TRUE)
+})
+
+test_that("a completed run reused from the store is not called a resumption", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-reuse-words")
+  fake <- local_fake_provider(seed = 15)
+  first <- screen_a(fake)
+  withr::local_options(tabscreen.store_reuse = TRUE)
+  fake$reset()
+  out <- collect_messages(screen_a(fake, messages = TRUE))
+  expect_equal(fake$stats()$requests_total, 0)
+  expect_no_match(paste(out$messages, collapse = "\n"), "Resuming")
+  expect_match(paste(out$messages, collapse = "\n"), "Taking the answers of the completed run .*8 of 8 answers, nothing is sent")
+  info <- attr(out$value, "run_info")
+  expect_equal(info$stored_answers, 8L)
+  expect_equal(info$call_price_dollar, 0)
+  expect_equal(out$value$price_dollar, first$price_dollar)
+  text <- printed_text(out$value)
+  expect_match(text, "of which this call spent $0.", fixed = TRUE)
+  expect_match(text, "8 of the 8 answers were taken from the answer store", fixed = TRUE)
+})
