@@ -7,13 +7,14 @@
 # aggregates them. screen_errors() reuses both steps after merging the re-sent jobs.
 
 # The spec section 2.3 columns in their order; which apply depends on the provider and arguments.
+# Custom tools add, after them, every argument of the model's call as JSON text.
 answer_columns <- function(layout) {
   cols <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
     if (layout$has_top_p) "top_p", "decision_llm",
     if (layout$decision_description) "detailed_description", "decision_binary",
     if (layout$confidence) "confidence",
     if (layout$token_info) c("prompt_tokens", "completion_tokens"), "submodel",
-    if (layout$time_info) "run_time", "run_date", "n")
+    if (layout$time_info) "run_time", "run_date", "n", if (layout$custom_tools) "tool_arguments")
   cols
 }
 
@@ -27,7 +28,8 @@ aggregated_columns <- function(layout) {
 
 # Every column name the package writes; user columns with these names are left out of the result.
 result_column_names <- function() {
-  all <- list(has_top_p = TRUE, decision_description = TRUE, confidence = TRUE, token_info = TRUE, time_info = TRUE)
+  all <- list(has_top_p = TRUE, decision_description = TRUE, confidence = TRUE, token_info = TRUE, time_info = TRUE,
+    custom_tools = TRUE)
   unique(c(answer_columns(all), aggregated_columns(all)))
 }
 
@@ -42,6 +44,7 @@ result_layout <- function(arg_list) {
     confidence = isTRUE(arg_list$confidence),
     token_info = isTRUE(arg_list$token_info),
     time_info = isTRUE(arg_list$time_info),
+    custom_tools = !is.null(arg_list$tools),
     aggregate = any(arg_list$reps > 1),
     cutoffs = effective_cutoffs(arg_list$incl_cutoff_upper, arg_list$incl_cutoff_lower)
   )
@@ -78,7 +81,8 @@ job_rows <- function(answers, questions, records, layout) {
     submodel = as.character(answers$submodel),
     run_time = as.numeric(answers$run_time),
     run_date = as.character(answers$run_date),
-    n = as.integer(answers$n)
+    n = as.integer(answers$n),
+    tool_arguments = as.character(column_or_na(answers, "tool_arguments", NA_character_))
   )
   cols <- cols[answer_columns(layout)]
   internal <- list(.record = as.integer(records$index[rec]), .failed = failed)

@@ -26,6 +26,14 @@
 #' argument named `decision_llm`, or else from the function's only argument with an `enum`; its
 #' value must be `"1"`, `"0"` or `"1.1"`.
 #'
+#' With custom tools, `detailed_description` (with `decision_description = TRUE`) is read from the
+#' argument named `detailed_description`, else from the function's only free-text argument (a
+#' string without an `enum`) whose name speaks of a reason (it contains `description`, `reason`,
+#' `explanation`, `rationale` or `justification`), else from its only free-text argument; it is
+#' `NA` when none of these settles it. Every argument of the call, whatever its name, is kept in
+#' the column `tool_arguments` of `answer_data` (after the specification's columns), as the JSON
+#' text the model wrote: `jsonlite::fromJSON(res$answer_data$tool_arguments[1])` reads one.
+#'
 #' @section Models, reasoning and prices:
 #' `model` must be a model of provider A listed in [model_prizes], whose prices give the price of
 #' the run; the package knows each listed model's rules (file `model_rules.csv` in the package's

@@ -540,3 +540,42 @@ func TestTokensAddUpToThePrice(t *testing.T) {
 		})
 	}
 }
+
+// A custom tool's call is kept whole in tool_arguments, in the order the model wrote it; the
+// built-in tools' arguments are the answer's own columns.
+func TestCustomToolArgumentsAreKept(t *testing.T) {
+	tools := `[{"type":"function","function":{"name":"judge","parameters":{"type":"object","properties":{` +
+		`"verdict":{"type":"string","enum":["1","0"]},"reason":{"type":"string"},"pages":{"type":"array","items":{"type":"integer"}}}}}}]`
+	reply := func(name, args string) string {
+		b, _ := json.Marshal(map[string]any{"model": "m-1", "choices": []any{map[string]any{"finish_reason": "tool_calls",
+			"message": map[string]any{"tool_calls": []any{map[string]any{"function": map[string]any{"name": name, "arguments": args}}}}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5}})
+		return string(b)
+	}
+	cases := []struct {
+		name, tools, reply string
+		want, description  string
+		has                bool
+	}{
+		{"custom tool", tools, reply("judge", `{"verdict": "0", "reason": "not a trial", "pages": [2, 3]}`),
+			`{"verdict":"0","reason":"not a trial","pages":[2,3]}`, "not a trial", true},
+		{"built-in tool", "", toolReply("1"), "", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, c.reply })
+			r := runToEnd(t, options(fk.srv.URL, func(o *Options) {
+				if c.tools != "" {
+					o.Tools = json.RawMessage(c.tools)
+				}
+			}), 1)
+			a := r.Answers()
+			args, _ := a.Col("tool_arguments")
+			desc, _ := a.Col("detailed_description")
+			if !r.results[0].ok || args.Str[0] != c.want || args.IsNull(0) == c.has || desc.Str[0] != c.description {
+				t.Fatalf("ok %v (%s): tool_arguments %q (null %v), description %q", r.results[0].ok, r.results[0].reason,
+					args.Str[0], args.IsNull(0), desc.Str[0])
+			}
+		})
+	}
+}

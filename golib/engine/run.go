@@ -38,6 +38,7 @@ func (e *stopError) Error() string { return e.Message }
 // Run is one screening in progress.
 type Run struct {
 	opts      *Options
+	custom    bool // the user's tools: their calls' arguments are kept
 	adapter   provider.Adapter
 	headers   map[string]string
 	client    *resty.Client
@@ -108,11 +109,13 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 	if len(recs.Abstracts) != len(recs.Titles) || (recs.StudyIDs != nil && len(recs.StudyIDs) != len(recs.Titles)) {
 		return nil, fmt.Errorf("the records' columns differ in length")
 	}
-	adapter, err := provider.New(opts.Provider, opts.settings())
+	settings := opts.settings()
+	adapter, err := provider.New(opts.Provider, settings)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opts: opts, adapter: adapter, callbacks: newCallbackQueue(), finished: make(chan struct{})}
+	r := &Run{opts: opts, custom: settings.HasCustomTools(), adapter: adapter, callbacks: newCallbackQueue(),
+		finished: make(chan struct{})}
 	r.headers = make(map[string]string)
 	for k, v := range adapter.Headers(apiKey) {
 		r.headers[k] = v[0]

@@ -15,6 +15,7 @@ func (r *Run) Answers() *arrowio.Table {
 	n := len(r.jobs)
 	record, promptID, iterations, reps, attempts := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	model, decision, description, submodel, date := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	arguments, argumentsValid := make([]string, n), make([]bool, n)
 	topP, confidence, runTime := make([]float64, n), make([]float64, n), make([]float64, n)
 	binary, promptTokens, completionTokens := make([]int32, n), make([]int32, n), make([]int32, n)
 	failed := make([]bool, n)
@@ -37,6 +38,7 @@ func (r *Run) Answers() *arrowio.Table {
 			d := res.decision
 			decision[i], binary[i], binaryValid[i] = d.Raw, d.Binary, true
 			description[i], descValid[i] = d.Description, d.HasDescription
+			arguments[i], argumentsValid[i] = d.Arguments, d.Arguments != ""
 			confidence[i], confValid[i] = d.Confidence, d.HasConfidence
 			spent := res.spent()
 			promptTokens[i], completionTokens[i], tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
@@ -59,6 +61,7 @@ func (r *Run) Answers() *arrowio.Table {
 	t.AddI32("prompt_tokens", promptTokens, tokensValid).AddI32("completion_tokens", completionTokens, tokensValid)
 	t.AddStr("submodel", submodel, submodelValid).AddF64("run_time", runTime, runTimeValid)
 	t.AddStr("run_date", date, nil).AddBool("failed", failed, nil).AddI32("attempts", attempts, nil)
+	t.AddStr("tool_arguments", arguments, argumentsValid)
 	return t
 }
 

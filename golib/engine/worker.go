@@ -304,6 +304,9 @@ func (r *Run) sleepCtx(d time.Duration) error {
 // succeed records an answer. Its run time is the whole job's, from the first attempt to this
 // answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
 func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt, first time.Time) {
+	if r.custom {
+		d.Arguments = string(reply.RawArgs)
+	}
 	res.decision, res.ok, res.done = d, true, true
 	res.usage, res.submodel = reply.Usage, reply.Submodel
 	res.runTime, res.date = a.at.Sub(first).Seconds(), a.at

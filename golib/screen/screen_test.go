@@ -268,3 +268,46 @@ func TestConfidenceOutsideItsRangeIsMissing(t *testing.T) {
 		}
 	}
 }
+
+// With a custom tool the explanation is read from detailed_description, else from the one
+// free-text argument that names a reason, else from the only free-text argument.
+func TestExplanationOfCustomTools(t *testing.T) {
+	tool := func(props string) *Tool {
+		return &Tool{Name: "judge", Parameters: json.RawMessage(`{"type":"object","properties":{` + props + `}}`)}
+	}
+	verdict := `"verdict":{"type":"string","enum":["1","0"]}`
+	cases := []struct {
+		name string
+		tool *Tool
+		args string
+		want string
+		has  bool
+	}{
+		{"detailed_description first", tool(verdict + `,"detailed_description":{"type":"string"},"reason":{"type":"string"}`),
+			`{"verdict":"1","detailed_description":"dd","reason":"r"}`, "dd", true},
+		{"the argument that names a reason", tool(verdict + `,"population":{"type":"string"},"rationale":{"type":"string"}`),
+			`{"verdict":"1","population":"adults","rationale":"because"}`, "because", true},
+		{"nullable string", tool(verdict + `,"explanation":{"type":["string","null"]},"n":{"type":"integer"}`),
+			`{"verdict":"0","explanation":"too small","n":3}`, "too small", true},
+		{"the only free text", tool(verdict + `,"notes":{"type":"string"},"n":{"type":"integer"}`),
+			`{"verdict":"0","notes":"see methods","n":3}`, "see methods", true},
+		{"two reasons are ambiguous", tool(verdict + `,"reason_in":{"type":"string"},"reason_out":{"type":"string"}`),
+			`{"verdict":"0","reason_in":"a","reason_out":"b"}`, "", false},
+		{"two free texts without a reason are ambiguous", tool(verdict + `,"population":{"type":"string"},"design":{"type":"string"}`),
+			`{"verdict":"0","population":"a","design":"b"}`, "", false},
+		{"an enum is not an explanation", tool(`"decision_llm":{"type":"string","enum":["1","0"]},"reason":{"type":"string","enum":["x","y"]}`),
+			`{"decision_llm":"0","reason":"x"}`, "", false},
+		{"no explanation argument", tool(verdict), `{"verdict":"1"}`, "", false},
+		{"the explanation is missing from the call", tool(verdict + `,"reason":{"type":"string"}`), `{"verdict":"1"}`, "", false},
+	}
+	for _, c := range cases {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		d, err := ReadDecision(args, c.tool)
+		if err != nil || d.Description != c.want || d.HasDescription != c.has {
+			t.Errorf("%s: got %q (%v), %v", c.name, d.Description, d.HasDescription, err)
+		}
+	}
+}

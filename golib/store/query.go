@@ -38,6 +38,7 @@ var jobColumns = []column{
 var answerColumns = append(append([]column{}, jobColumns...),
 	lgl("answered", "a.answered"), str("decision_llm", "a.decision_llm"), i32("decision_binary", "a.decision_binary"),
 	str("detailed_description", "a.detailed_description"), f64("confidence", "a.confidence"),
+	str("tool_arguments", "a.tool_arguments"),
 	i32("prompt_tokens", "a.prompt_tokens"), i32("cached_tokens", "a.cached_tokens"),
 	i32("cache_write_tokens", "a.cache_write_tokens"), i32("completion_tokens", "a.completion_tokens"),
 	f64("price_dollar", "a.price_dollar"), str("submodel", "a.submodel"), i32("http_status", "a.http_status"),

@@ -256,7 +256,7 @@ func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
 // load reads what the run already holds: every answered job, and the billed tokens of jobs that
 // failed (they were paid for, and count in the price when the job is sent again).
 func (s *Session) load() error {
-	rows, err := s.store.db.Query(`SELECT job_key, answered, decision_llm, decision_binary, detailed_description, confidence,
+	rows, err := s.store.db.Query(`SELECT job_key, answered, decision_llm, decision_binary, detailed_description, confidence, tool_arguments,
 		prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
 		billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
 		submodel, attempts, run_time, received_at FROM answers WHERE run_id = ?`, s.RunID)
@@ -268,11 +268,11 @@ func (s *Session) load() error {
 	s.billed = map[string]screen.Usage{}
 	for rows.Next() {
 		var a Answer
-		var decision, description, submodel sql.NullString
+		var decision, description, arguments, submodel sql.NullString
 		var binary, pt, ct, cwt, cpt sql.NullInt64
 		var confidence, runTime sql.NullFloat64
 		var received string
-		if err := rows.Scan(&a.Key, &a.Answered, &decision, &binary, &description, &confidence, &pt, &ct, &cwt, &cpt,
+		if err := rows.Scan(&a.Key, &a.Answered, &decision, &binary, &description, &confidence, &arguments, &pt, &ct, &cwt, &cpt,
 			&a.Billed.Prompt, &a.Billed.Cached, &a.Billed.CacheWrite, &a.Billed.Completion,
 			&submodel, &a.Attempts, &runTime, &received); err != nil {
 			return storeError(s.store.Path, "holds a row that cannot be read", err)
@@ -282,7 +282,8 @@ func (s *Session) load() error {
 			continue
 		}
 		a.Decision = screen.Decision{Raw: decision.String, Binary: int32(binary.Int64), Description: description.String,
-			HasDescription: description.Valid, Confidence: confidence.Float64, HasConfidence: confidence.Valid}
+			HasDescription: description.Valid, Confidence: confidence.Float64, HasConfidence: confidence.Valid,
+			Arguments: arguments.String}
 		a.Usage = screen.Usage{Prompt: pt.Int64, Cached: ct.Int64, CacheWrite: cwt.Int64, Completion: cpt.Int64}
 		a.Submodel, a.RunTime = submodel.String, runTime.Float64
 		a.ReceivedAt, _ = time.Parse(timeLayout, received)
@@ -377,14 +378,15 @@ func (s *Session) fail(err error) {
 }
 
 const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, promptid, model, top_p, n, answered,
-	decision_llm, decision_binary, detailed_description, confidence,
+	decision_llm, decision_binary, detailed_description, confidence, tool_arguments,
 	prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
 	billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
 	price_dollar, submodel, http_status, attempts, run_time, took, received_at, error, request_body, response_body)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 	ON CONFLICT (run_id, job_key) DO UPDATE SET
 	answered = excluded.answered, decision_llm = excluded.decision_llm, decision_binary = excluded.decision_binary,
 	detailed_description = excluded.detailed_description, confidence = excluded.confidence,
+	tool_arguments = excluded.tool_arguments,
 	prompt_tokens = excluded.prompt_tokens, cached_tokens = excluded.cached_tokens,
 	cache_write_tokens = excluded.cache_write_tokens, completion_tokens = excluded.completion_tokens,
 	billed_prompt_tokens = excluded.billed_prompt_tokens, billed_cached_tokens = excluded.billed_cached_tokens,
@@ -424,7 +426,7 @@ func (s *Session) insert(batch []Answer) error {
 		res, err := ins.Exec(s.RunID, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
 			nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
 			nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
-			nullFloat(d.Confidence, a.Answered && d.HasConfidence),
+			nullFloat(d.Confidence, a.Answered && d.HasConfidence), nullString(d.Arguments, a.Answered && d.Arguments != ""),
 			nullInt(a.Usage.Prompt, a.Answered), nullInt(a.Usage.Cached, a.Answered), nullInt(a.Usage.CacheWrite, a.Answered),
 			nullInt(a.Usage.Completion, a.Answered),
 			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,

@@ -31,9 +31,10 @@ import (
 const schemaVersion = 2
 
 // migrations[v] takes a file from schema v to v+1. Version 2: run_time became the whole job's time
-// (retries and waits included), so the last attempt's own time moved to took.
+// (retries and waits included), so the last attempt's own time moved to took; the arguments of
+// custom tools' calls are kept in tool_arguments.
 var migrations = map[int]string{
-	1: `ALTER TABLE answers ADD COLUMN took REAL;`,
+	1: `ALTER TABLE answers ADD COLUMN took REAL; ALTER TABLE answers ADD COLUMN tool_arguments TEXT;`,
 }
 
 const schema = `
@@ -69,6 +70,7 @@ CREATE TABLE IF NOT EXISTS answers (
   decision_binary           INTEGER,
   detailed_description      TEXT,
   confidence                REAL,
+  tool_arguments            TEXT,
   prompt_tokens             INTEGER,
   cached_tokens             INTEGER,
   cache_write_tokens        INTEGER,

@@ -23,7 +23,8 @@ func answer(record int32, ok bool) Answer {
 		Answered: ok, Attempts: 1, ReceivedAt: time.Now(), Request: []byte(`{"q":1}`), Response: []byte(`{"r":1}`),
 		Billed: screen.Usage{Prompt: 10, Completion: 2}, HTTPStatus: 200}
 	if ok {
-		a.Decision = screen.Decision{Raw: "1", Binary: 1, Description: "why", HasDescription: true}
+		a.Decision = screen.Decision{Raw: "1", Binary: 1, Description: "why", HasDescription: true,
+			Arguments: `{"verdict":"1","why":"why","pages":[3,4]}`}
 		a.Usage = a.Billed
 	} else {
 		a.Error, a.HTTPStatus = "HTTP 500", 500
@@ -61,7 +62,8 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 	if s.RunID != first || !s.Resumed || s.Reused {
 		t.Fatalf("interrupted run not resumed (or taken for a completed one): %s resumed=%v reused=%v", s.RunID, s.Resumed, s.Reused)
 	}
-	if a, ok := s.Stored(JobKey(1, 1, "m", 0, false, 1)); !ok || a.Decision.Raw != "1" || a.Decision.Description != "why" || a.Usage.Prompt != 10 {
+	if a, ok := s.Stored(JobKey(1, 1, "m", 0, false, 1)); !ok || a.Decision.Raw != "1" || a.Decision.Description != "why" ||
+		a.Decision.Arguments != `{"verdict":"1","why":"why","pages":[3,4]}` || a.Usage.Prompt != 10 {
 		t.Fatalf("stored answer not loaded: %+v %v", a, ok)
 	}
 	if _, ok := s.Stored(JobKey(2, 1, "m", 0, false, 1)); ok {
@@ -255,7 +257,7 @@ func TestDelete(t *testing.T) {
 // of their last attempt is their run_time, which was that attempt's), new rows keep both times.
 func TestSchemaOneIsMigrated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.sqlite")
-	v1 := strings.Replace(schema, "  took                      REAL,\n", "", 1)
+	v1 := strings.Replace(strings.Replace(schema, "  took                      REAL,\n", "", 1), "  tool_arguments            TEXT,\n", "", 1)
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
