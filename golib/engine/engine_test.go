@@ -463,11 +463,11 @@ func TestReasksCountWithinMaxTries(t *testing.T) {
 		requests   int64
 		wantReason string
 	}{
-		{"max_tries 1 sends one request", tries(1), 2, false, 1, "gave up after 1 attempts"},
+		{"max_tries 1 sends one request", tries(1), 2, false, 1, "gave up after 1 attempt)"},
 		{"max_tries 2 allows one re-ask", tries(2), 2, true, 2, ""},
 		{"max_tries 2 ends after one re-ask", tries(2), 0, false, 2, "no usable answer in 2 replies"},
 		{"the re-ask cap stays below a large max_tries", tries(16), 0, false, 3, "no usable answer in 3 replies"},
-		{"without max_tries and max_seconds nothing is re-sent", nil, 2, false, 1, "no usable answer in 1 replies"},
+		{"without max_tries and max_seconds nothing is re-sent", nil, 2, false, 1, "no usable answer in 1 reply:"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

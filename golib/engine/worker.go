@@ -101,7 +101,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				r.retries.Add(1)
 				continue
 			}
-			r.fail(res, fmt.Sprintf("no usable answer in %d replies: %v%s", reasks+1, problem, msg))
+			r.fail(res, fmt.Sprintf("no usable answer in %s: %v%s", count(reasks+1, "reply", "replies"), problem, msg))
 			return
 		case a.err != nil:
 			reason = errorText(a.err)
@@ -249,7 +249,7 @@ func (r *Run) retryAllowed(tries int, first time.Time, wait time.Duration) (stri
 		return "", false
 	}
 	if o.MaxTries != nil && tries >= *o.MaxTries {
-		return fmt.Sprintf(" (gave up after %d attempts)", tries), false
+		return fmt.Sprintf(" (gave up after %s)", count(tries, "attempt", "attempts")), false
 	}
 	if o.MaxSeconds != nil && time.Since(first)+wait > seconds(*o.MaxSeconds) {
 		return fmt.Sprintf(" (gave up: max_seconds = %g reached)", *o.MaxSeconds), false
@@ -319,6 +319,14 @@ func (r *Run) fail(res *result, reason string) {
 	res.date = time.Now()
 	r.failed.Add(1)
 	r.done.Add(1)
+}
+
+// count writes "1 reply", "3 replies".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
