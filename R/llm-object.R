@@ -7,13 +7,14 @@
 # aggregates them. screen_errors() reuses both steps after merging the re-sent jobs.
 
 # The spec section 2.3 columns in their order; which apply depends on the provider and arguments.
+# Custom tools add, after them, every argument of the model's call as JSON text.
 answer_columns <- function(layout) {
   cols <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
     if (layout$has_top_p) "top_p", "decision_llm",
     if (layout$decision_description) "detailed_description", "decision_binary",
     if (layout$confidence) "confidence",
     if (layout$token_info) c("prompt_tokens", "completion_tokens"), "submodel",
-    if (layout$time_info) "run_time", "run_date", "n")
+    if (layout$time_info) "run_time", "run_date", "n", if (layout$custom_tools) "tool_arguments")
   cols
 }
 
@@ -27,7 +28,8 @@ aggregated_columns <- function(layout) {
 
 # Every column name the package writes; user columns with these names are left out of the result.
 result_column_names <- function() {
-  all <- list(has_top_p = TRUE, decision_description = TRUE, confidence = TRUE, token_info = TRUE, time_info = TRUE)
+  all <- list(has_top_p = TRUE, decision_description = TRUE, confidence = TRUE, token_info = TRUE, time_info = TRUE,
+    custom_tools = TRUE)
   unique(c(answer_columns(all), aggregated_columns(all)))
 }
 
@@ -42,6 +44,7 @@ result_layout <- function(arg_list) {
     confidence = isTRUE(arg_list$confidence),
     token_info = isTRUE(arg_list$token_info),
     time_info = isTRUE(arg_list$time_info),
+    custom_tools = !is.null(arg_list$tools),
     aggregate = any(arg_list$reps > 1),
     cutoffs = effective_cutoffs(arg_list$incl_cutoff_upper, arg_list$incl_cutoff_lower)
   )
@@ -78,7 +81,8 @@ job_rows <- function(answers, questions, records, layout) {
     submodel = as.character(answers$submodel),
     run_time = as.numeric(answers$run_time),
     run_date = as.character(answers$run_date),
-    n = as.integer(answers$n)
+    n = as.integer(answers$n),
+    tool_arguments = as.character(column_or_na(answers, "tool_arguments", NA_character_))
   )
   cols <- cols[answer_columns(layout)]
   internal <- list(.record = as.integer(records$index[rec]), .failed = failed)
@@ -172,16 +176,18 @@ aggregated_rows <- function(rows, layout) {
   out
 }
 
-# price_data of spec section 2.5 from the run metadata's price table.
-price_data_rows <- function(price) {
+# price_data of spec section 2.5 from the run metadata's price table: the whole run's price, or
+# with `spent = TRUE` the part of it this call spent.
+price_data_rows <- function(price, spent = FALSE) {
   if (is.null(price) || nrow(price) == 0) {
     return(tibble::tibble(
       prompt = character(), model = character(), iterations = integer(),
       input_price_dollar = numeric(), output_price_dollar = numeric(), total_price_dollar = numeric()
     ))
   }
-  input <- as.numeric(price$input_price_dollar)
-  output <- as.numeric(price$output_price_dollar)
+  prefix <- if (spent) "spent_" else ""
+  input <- as.numeric(price[[paste0(prefix, "input_price_dollar")]])
+  output <- as.numeric(price[[paste0(prefix, "output_price_dollar")]])
   tibble::tibble(
     prompt = as.character(price$promptid),
     model = as.character(price$model),
@@ -253,7 +259,10 @@ print.llm <- function(x, ...) {
     if (all(c("prompt_tokens", "completion_tokens") %in% names(rows))) {
       c("*" = "Tokens: {format_tokens(sum(rows$prompt_tokens, na.rm = TRUE))} prompt, {format_tokens(sum(rows$completion_tokens, na.rm = TRUE))} completion.")
     },
-    if (!is.null(x$price_dollar)) c("*" = "Price: {format_dollars(x$price_dollar)}."),
+    if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
+    if (isTRUE(info$stored_answers > 0)) {
+      c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {?was/were} taken from the answer store, not sent by this call.")
+    },
     "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
   ))
   cli::cli_text("Components: {.field {names(x)}}.")
@@ -276,9 +285,22 @@ print.llm_agg_tbl <- function(x, ...) {
   invisible(x)
 }
 
+# Both summaries read their column with [[: a column subset of a tibble may have dropped it, and
+# tibble's `$` warns about a missing column.
+# The price, and what this call spent of it when that differs (a resumed or repaired run).
+price_summary <- function(total, call_price) {
+  if (is.null(call_price) || isTRUE(all.equal(total, call_price))) {
+    return(paste0("Price: ", format_dollars(total), "."))
+  }
+  paste0("Price: ", format_dollars(total), " for the whole run, of which this call spent ", format_dollars(call_price), ".")
+}
+
 decision_summary <- function(answers) {
-  d <- answers$decision_llm
-  if (is.null(d) || length(d) == 0) {
+  d <- answers[["decision_llm"]]
+  if (is.null(d)) {
+    return("")
+  }
+  if (length(d) == 0) {
     return("Decisions: none.")
   }
   counts <- c(include = sum(d == "1", na.rm = TRUE), exclude = sum(d == "0", na.rm = TRUE),
@@ -295,9 +317,9 @@ decision_summary <- function(answers) {
 }
 
 aggregated_summary <- function(agg) {
-  f <- agg$final_decision_llm
+  f <- agg[["final_decision_llm"]]
   if (is.null(f)) {
-    return("Aggregated decisions: none.")
+    return(paste0(nrow(agg), if (nrow(agg) == 1) " row." else " rows."))
   }
   upper <- attr(agg, "incl_cutoff_upper")
   lower <- attr(agg, "incl_cutoff_lower")

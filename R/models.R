@@ -240,23 +240,23 @@ model_effort <- function(m, reasoning_effort, given, call) {
   reasoning_effort
 }
 
-# Spec section 8 guards of provider A, by the model's force class.
+# Spec section 8 guards of provider A, by the model's force class. A model without rules (a custom
+# model, or a user's price row) has no class: it gets the rule of providers B and C, at most 10
+# repetitions, so that no model of any provider escapes the guard.
 check_force_a <- function(models, reps, force, call = rlang::caller_env()) {
   if (force) {
     return(invisible())
   }
   for (i in seq_len(nrow(models))) {
     class <- models$force_class[i]
-    if (is.na(class)) {
-      next
-    }
-    limit <- switch(class, small_old = 10, large = 1, Inf)
+    if (is.na(class)) class <- "unknown"
+    limit <- switch(class, small_old = 10, large = 1, unknown = 10, Inf)
     if (reps[i] > limit) {
-      what <- if (class == "large") {
-        "a larger model, which is screened once per record"
-      } else {
-        "an older small model, which is screened at most 10 times per record"
-      }
+      what <- switch(class,
+        large = "a larger model, which is screened once per record",
+        small_old = "an older small model, which is screened at most 10 times per record",
+        "a model without known rules (a custom model), which is screened at most 10 times per record"
+      )
       model <- models$model[i]
       abort_arg(
         c("{reps[i]} repetitions of model {.val {model}} are refused: it is {what}.",

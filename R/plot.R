@@ -129,7 +129,8 @@ plot_incl_p <- function(x, human, call) {
   df <- df[!is.na(df$incl_p), , drop = FALSE]
   cut <- unique(c(attr(agg, "incl_cutoff_upper"), attr(agg, "incl_cutoff_lower")))
   p <- ggplot2::ggplot(df, ggplot2::aes(x = .data$incl_p, fill = .data$human)) +
-    ggplot2::geom_bar(position = ggplot2::position_dodge(preserve = "single")) +
+    ggplot2::geom_bar(width = incl_p_bar_width(df$incl_p), position = ggplot2::position_dodge(preserve = "single")) +
+    ggplot2::coord_cartesian(xlim = c(0, 1)) +
     ggplot2::labs(
       x = "Inclusion probability (incl_p)", y = "Records",
       fill = if (is.null(column)) NULL else paste0("Human decision (", column, ")"),
@@ -144,6 +145,15 @@ plot_incl_p <- function(x, human, call) {
     p <- p + ggplot2::facet_wrap(ggplot2::vars(.data$group))
   }
   p
+}
+
+# incl_p is a probability, so its axis spans 0 to 1. ggplot2's bars are 0.9 of the step between
+# values wide (0.45 at reps = 2), which stretched the axis to about -0.25 and 1.25; at most 0.1 keeps
+# the bars at 0 and 1 inside the axis' own 5% margin.
+incl_p_bar_width <- function(x) {
+  values <- sort(unique(x[!is.na(x)]))
+  step <- if (length(values) > 1) min(diff(values)) else 1
+  min(0.9 * step, 0.1)
 }
 
 plot_thresholds <- function(th) {

@@ -61,11 +61,16 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   list(answers = ipc_decoded_to_df(out[[2]]), questions = ipc_decoded_to_df(out[[3]]), meta = meta)
 }
 
-# Says that a run resumes, or that an identical completed run exists.
+# Says that a run resumes, takes a completed run's answers, or that an identical completed run exists.
 inform_store <- function(store, messages) {
   if (is.null(store)) return(invisible())
   fmt <- function(n) format(n, big.mark = ",")
-  if (isTRUE(store$resumed)) {
+  if (isTRUE(store$reused)) {
+    # A completed run holds every answer of the same call: none is sent.
+    tabscreen_inform(c("i" = paste("Taking the answers of the completed run {.val {store$run_id}} from the answer store",
+      "({.code options(tabscreen.store_reuse = TRUE)}): {fmt(store$stored)} of {fmt(store$total)} answers, nothing is sent.")),
+      messages = messages)
+  } else if (isTRUE(store$resumed)) {
     tabscreen_inform(c("i" = "Resuming run {.val {store$run_id}}: {fmt(store$stored)} of {fmt(store$total)} answers already stored."),
       messages = messages)
   } else if (!is.null(store$previous) && nzchar(store$previous)) {
@@ -173,19 +178,22 @@ show_progress <- function(bar, st) {
   bar
 }
 
+# The run's price rows: the whole run's price, and the part of it this call spent.
 price_rows <- function(rows) {
+  prices <- c("input_price_dollar", "output_price_dollar", "spent_input_price_dollar", "spent_output_price_dollar")
   if (length(rows) == 0 || (is.data.frame(rows) && nrow(rows) == 0)) {
-    return(data.frame(promptid = integer(), model = character(), iterations = integer(),
-                      input_price_dollar = double(), output_price_dollar = double()))
+    empty <- data.frame(promptid = integer(), model = character(), iterations = integer())
+    empty[prices] <- list(double())
+    return(empty)
   }
   rows <- as.data.frame(rows)
-  for (col in c("input_price_dollar", "output_price_dollar")) {
+  for (col in prices) {
     if (is.null(rows[[col]])) rows[[col]] <- NA_real_
     rows[[col]] <- as.numeric(rows[[col]])
   }
   rows$promptid <- as.integer(rows$promptid)
   rows$iterations <- as.integer(rows$iterations)
-  rows[c("promptid", "model", "iterations", "input_price_dollar", "output_price_dollar")]
+  rows[c("promptid", "model", "iterations", prices)]
 }
 
 to_json <- function(x) {

@@ -106,6 +106,11 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   )
   if ("top_p" %in% names(errors)) jobs$top_p <- errors$top_p
   jobs$n <- errors$n
+  # What the first call was billed for these jobs stays in their token columns.
+  if ("prompt_tokens" %in% names(errors)) {
+    jobs$prompt_tokens <- errors$prompt_tokens
+    jobs$completion_tokens <- errors$completion_tokens
+  }
   options$jobs <- jobs
   args$run_options$max_tries <- options$max_tries
   args$run_options$max_seconds <- options$max_seconds

@@ -221,14 +221,20 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   meta <- res$meta
   rows <- job_rows(res$answers, res$questions, records, layout)
   price <- price_data_rows(meta$price_data)
+  spent <- price_data_rows(meta$price_data, spent = TRUE)
+  # price_data is the whole run's; what this call sent and spent is said apart, as a resumed run's
+  # price holds its earlier calls' spend.
   run_info <- list(
     state = meta$state, total = meta$total, elapsed_seconds = meta$elapsed_seconds,
-    blank_fields = meta$blank_fields, run_date = meta$run_date
+    blank_fields = meta$blank_fields, run_date = meta$run_date,
+    stored_answers = as.integer(meta$store$stored %||% 0L),
+    call_price_dollar = if (isTRUE(arg_list$token_info)) sum(spent$total_price_dollar)
   )
   run_date <- meta$run_date
   if (!is.null(merge_into)) {
     rows <- rbind_job_rows(merge_into$rows, rows)
-    price <- add_prices(merge_into$price, price)
+    # The re-sent jobs' rows carry what the first call spent on them, which its price_data holds.
+    price <- add_prices(merge_into$price, spent)
     run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
     run_info$total <- nrow(rows)
     run_date <- merge_into$run_date %||% run_date

@@ -54,10 +54,13 @@
 #' * `answers`: one row per request that was sent, keyed by (`run_id`, `job_key`): `record`
 #'   (position of the record in the data), `studyid`, `promptid`, `model`, `top_p`, `n` (the
 #'   repetition), `answered` (1 for an answer, 0 for a failure), `decision_llm`,
-#'   `decision_binary`, `detailed_description`, `confidence`, `prompt_tokens`, `cached_tokens`,
+#'   `decision_binary`, `detailed_description`, `confidence`, `tool_arguments` (the arguments of a
+#'   custom tool's call, as JSON), `prompt_tokens`, `cached_tokens`,
 #'   `cache_write_tokens`, `completion_tokens` (of the answer), `billed_*_tokens` (of every reply
 #'   billed for the request, re-asked ones included), `price_dollar`, `submodel`, `http_status`,
-#'   `attempts`, `run_time` (seconds), `received_at`, `error`, `request_body` (the JSON sent,
+#'   `attempts`, `run_time` (seconds from the request's first attempt to its answer, retries and
+#'   waits included), `took` (seconds of its last attempt alone), `received_at`, `error`,
+#'   `request_body` (the JSON sent,
 #'   without the key, which travels in a header) and `response_body` (the raw response).
 #' * `attempts`: the attempts that did not end their request (a retried failure or a re-asked
 #'   reply): `run_id`, `job_key`, `attempt`, `http_status`, `error`, `response_body`, `at`, `took`.

@@ -26,6 +26,14 @@
 #' argument named `decision_llm`, or else from the function's only argument with an `enum`; its
 #' value must be `"1"`, `"0"` or `"1.1"`.
 #'
+#' With custom tools, `detailed_description` (with `decision_description = TRUE`) is read from the
+#' argument named `detailed_description`, else from the function's only free-text argument (a
+#' string without an `enum`) whose name speaks of a reason (it contains `description`, `reason`,
+#' `explanation`, `rationale` or `justification`), else from its only free-text argument; it is
+#' `NA` when none of these settles it. Every argument of the call, whatever its name, is kept in
+#' the column `tool_arguments` of `answer_data` (after the specification's columns), as the JSON
+#' text the model wrote: `jsonlite::fromJSON(res$answer_data$tool_arguments[1])` reads one.
+#'
 #' @section Models, reasoning and prices:
 #' `model` must be a model of provider A listed in [model_prizes], whose prices give the price of
 #' the run; the package knows each listed model's rules (file `model_rules.csv` in the package's
@@ -67,7 +75,9 @@
 #' @section Safety limits (`force`):
 #' Without `force = TRUE`, more than 10 repetitions of an older small model (e.g. `gpt-5.6-luna`,
 #' `gpt-4o-mini`) and more than one repetition of a larger model (anything but the small default
-#' `gpt-6-luna` and the older small models) are refused.
+#' `gpt-6-luna` and the older small models) are refused. A model without known rules (a
+#' `custom_model`, or one priced with `options(tabscreen.model_prizes)`) is refused above 10
+#' repetitions, as with [tabscreen_b()] and [tabscreen_c()].
 #'
 #' @section Failures, retries and interrupts:
 #' Requests that fail for a passing reason (see [llm_is_transient()]) are retried up to `max_tries`
@@ -134,13 +144,15 @@
 #'   the name of one of the tools, or a list in provider A's `tool_choice` format.
 #' @param top_p One or more nucleus-sampling values between 0 and 1; each record is screened with
 #'   each value. Altering this or `temperature` (through `...`), not both, is advised.
-#' @param time_info If `TRUE`, `answer_data` has the seconds each answer took (`run_time`).
+#' @param time_info If `TRUE`, `answer_data` has the seconds each answer took (`run_time`): from the
+#'   request's first attempt to its answer, retries and the waits between them included.
 #' @param token_info If `TRUE`, `answer_data` has the token counts and the result has the price
 #'   (`price_data`, `price_dollar`).
 #' @param api_key The API key. By default read from the environment variable `PROVIDER_A_API_KEY`
 #'   with [get_api_key()], after every other argument has been checked.
-#' @param max_tries The most attempts per request; 1 sends each request once. `NULL` leaves the
-#'   limit to `max_seconds`; with both `NULL` nothing is retried.
+#' @param max_tries The most attempts per request; 1 sends each request once. A reply without a
+#'   usable decision is asked again at once, which is an attempt too (and at most twice). `NULL`
+#'   leaves the limit to `max_seconds`; with both `NULL` nothing is retried or asked again.
 #' @param max_seconds The most seconds to keep retrying a request, from its first attempt, or
 #'   `NULL`.
 #' @param is_transient A function of an [httr2::response()] that returns `TRUE` when the failure
@@ -182,7 +194,9 @@
 #' * `answer_data` (class `llm_tbl`): one row per answer, with your other columns first, then
 #'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `iterations`, `question`,
 #'   `top_p`, `decision_llm`, `detailed_description` (with `decision_description = TRUE`),
-#'   `decision_binary`, `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`),
+#'   `decision_binary`, `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`: every token
+#'   billed for the request, replies asked again and earlier calls of a resumed or repaired run
+#'   included, so that at the prices of [model_prizes] they add up to `price_data`),
 #'   `submodel`, `run_time` (with `time_info = TRUE`), `run_date` (UTC) and `n` (the repetition);
 #' * `price_dollar` and `price_data` (`prompt`, `model`, `iterations`, `input_price_dollar`,
 #'   `output_price_dollar`, `total_price_dollar`), with `token_info = TRUE`;
@@ -190,13 +204,18 @@
 #' * `answer_data_aggregated` (class `llm_agg_tbl`), when any `reps > 1`: your other columns,
 #'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `question`, `top_p`, `incl_p`,
 #'   `final_decision_llm`, `final_decision_llm_num`, `longest_answer` (with
-#'   `decision_description = TRUE`), `reps`, `n_mis_answers`, `submodel`; attributes
+#'   `decision_description = TRUE`: the description with the most words across the answered
+#'   repetitions, whatever their decision), `reps`, `n_mis_answers`, `submodel`; attributes
 #'   `incl_cutoff_upper` and `incl_cutoff_lower` hold the cut-offs applied;
 #' * `error_data`, when any request failed: the columns of `answer_data` for the failed requests,
 #'   with the reason in `decision_llm`.
 #'
 #' The attribute `arg_list` holds the arguments of the call (never the API key), which
-#' [screen_errors()] uses.
+#' [screen_errors()] uses. The attribute `run_info` describes the call: `state`, `total`,
+#' `answered`, `failed`, `elapsed_seconds`, `stored_answers` (answers taken from the answer store
+#' instead of being sent: a resumed run, or a completed one reused) and `call_price_dollar` (what
+#' this call spent; `price_dollar` and `price_data` are the whole run's, earlier calls of a resumed
+#' or repaired run included). The print method shows both when they matter.
 #'
 #' @seealso [screen_store()], [screen_errors()], [llm_is_transient()], [rate_limits_per_minute()], [model_prizes],
 #'   [api_keys], [print.llm()].

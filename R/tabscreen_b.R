@@ -33,7 +33,9 @@
 #' input_schema = list(type = "object", properties = ..., required = ...))`. They are offered with
 #' `tool_choice` `auto`; the decision is read from an input named `decision_llm`, or else from the
 #' tool's only input with an `enum`, and must be `"1"`, `"0"` or `"1.1"`. `confidence` applies
-#' only to the built-in tool and is ignored (with a message) with custom tools.
+#' only to the built-in tool and is ignored (with a message) with custom tools. The explanation
+#' (`detailed_description`) and the column `tool_arguments` with every input of the call are read
+#' as for [tabscreen_a.tools()].
 #'
 #' @section Models, thinking and effort:
 #' `model` must be a model of provider B listed in [model_prizes]; the package knows each listed

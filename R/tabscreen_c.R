@@ -33,7 +33,9 @@
 #' `list(type = "function", "function" = list(name = ...))` to force one of the tools. The
 #' decision is read from an argument named `decision_llm`, or else from the function's only
 #' argument with an `enum`, and must be `"1"`, `"0"` or `"1.1"`. `confidence` applies only to the
-#' built-in function and is ignored (with a message) with custom tools.
+#' built-in function and is ignored (with a message) with custom tools. The explanation
+#' (`detailed_description`) and the column `tool_arguments` with every argument of the call are
+#' read as for [tabscreen_a.tools()].
 #'
 #' @section Models and reasoning:
 #' `model` must be a model of provider C listed in [model_prizes] (the `-latest` names are

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
 // replyFunc decides the answer of the n-th request (1-based) with this body.
@@ -414,6 +417,164 @@ func TestFailedAttemptsAndUnforcedModelsRetryWithinMaxTries(t *testing.T) {
 			}), 1)
 			if r.results[0].ok != c.wantOK || fk.requests.Load() != c.requests {
 				t.Fatalf("ok %v (%s), %d requests", r.results[0].ok, r.results[0].reason, fk.requests.Load())
+			}
+		})
+	}
+}
+
+// run_time is the whole job's: from its first attempt to its answer, the waits between included.
+func TestRunTimeCountsTheWholeJob(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int // of the first request; 200 answers at once
+		waitMS  int // the server's Retry-After on it
+		atLeast time.Duration
+	}{
+		{"answered at once", 200, 0, 0},
+		{"answered after a 429 and its wait", 429, 150, 150 * time.Millisecond},
+		{"answered after a 503 and its wait", 503, 100, 100 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+				if n == 1 && c.status != 200 {
+					return c.status, map[string]string{"retry-after-ms": fmt.Sprint(c.waitMS)}, `{"error":{"message":"later"}}`
+				}
+				return 200, nil, toolReply("1")
+			})
+			r := runToEnd(t, options(fk.srv.URL, nil), 1)
+			res := r.results[0]
+			if !res.ok || seconds(res.runTime) < c.atLeast || seconds(res.runTime) > r.elapsed {
+				t.Fatalf("ok %v, run time %gs, want at least %v and at most the run's %v", res.ok, res.runTime, c.atLeast, r.elapsed)
+			}
+		})
+	}
+}
+
+// A re-ask is an attempt: it counts within max_tries, and the re-ask cap of two stays on top.
+func TestReasksCountWithinMaxTries(t *testing.T) {
+	noTool := `{"model":"m","choices":[{"finish_reason":"stop","message":{"content":"include"}}],"usage":{"prompt_tokens":10,"completion_tokens":3}}`
+	tries := func(n int) *int { return &n }
+	cases := []struct {
+		name       string
+		maxTries   *int
+		usableFrom int64 // the first request with a usable answer; 0: none
+		wantOK     bool
+		requests   int64
+		wantReason string
+	}{
+		{"max_tries 1 sends one request", tries(1), 2, false, 1, "gave up after 1 attempt)"},
+		{"max_tries 2 allows one re-ask", tries(2), 2, true, 2, ""},
+		{"max_tries 2 ends after one re-ask", tries(2), 0, false, 2, "no usable answer in 2 replies"},
+		{"the re-ask cap stays below a large max_tries", tries(16), 0, false, 3, "no usable answer in 3 replies"},
+		{"without max_tries and max_seconds nothing is re-sent", nil, 2, false, 1, "no usable answer in 1 reply:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+				if c.usableFrom > 0 && n >= c.usableFrom {
+					return 200, nil, toolReply("1")
+				}
+				return 200, nil, noTool
+			})
+			r := runToEnd(t, options(fk.srv.URL, func(o *Options) { o.MaxTries = c.maxTries }), 1)
+			res := r.results[0]
+			if res.ok != c.wantOK || fk.requests.Load() != c.requests || int64(res.attempts) != c.requests ||
+				!strings.Contains(res.reason, c.wantReason) {
+				t.Fatalf("ok %v (%q), %d requests, %d attempts", res.ok, res.reason, fk.requests.Load(), res.attempts)
+			}
+		})
+	}
+}
+
+// Every billed token is in the token columns of the job it was spent on, so that the columns
+// priced at the model's prices are price_data: re-asked replies, failed jobs, and the tokens an
+// earlier call spent on a re-sent job (screen_errors()) included; the spent part is this call's.
+func TestTokensAddUpToThePrice(t *testing.T) {
+	noTool := `{"model":"m","choices":[{"finish_reason":"stop","message":{"content":"include"}}],"usage":{"prompt_tokens":70,"completion_tokens":4}}`
+	one := 1.0
+	earlier, earlierOut := int64(500), int64(9)
+	cases := []struct {
+		name   string
+		reply  replyFunc
+		jobs   []JobKey
+		before screen.Usage // billed by an earlier call
+	}{
+		{"answered at once", ok("1"), nil, screen.Usage{}},
+		{"answered after two re-asks", func(n int64, _ map[string]any) (int, map[string]string, string) {
+			if n%3 != 0 {
+				return 200, nil, noTool
+			}
+			return 200, nil, toolReply("1")
+		}, nil, screen.Usage{}},
+		{"failed after its re-asks", func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, noTool },
+			nil, screen.Usage{}},
+		{"re-sent with the tokens of an earlier call", ok("0"),
+			[]JobKey{{Record: 1, PromptID: 1, Model: "m", TopP: &one, N: 1, PromptTokens: &earlier, CompletionTokens: &earlierOut}},
+			screen.Usage{Prompt: earlier, Completion: earlierOut}},
+	}
+	in, out := 2.0, 8.0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, c.reply)
+			r := runToEnd(t, options(fk.srv.URL, func(o *Options) {
+				o.Models[0].PriceIn, o.Models[0].PriceOut = &in, &out
+				o.Jobs = c.jobs
+			}), 1)
+			a := r.Answers()
+			pt, _ := a.Col("prompt_tokens")
+			ct, _ := a.Col("completion_tokens")
+			if pt.IsNull(0) {
+				t.Fatal("no tokens on the job's row")
+			}
+			p := r.Prices()
+			whole := (float64(pt.I32[0])*in + float64(ct.I32[0])*out) / 1e6
+			spent := whole - (float64(c.before.Prompt)*in+float64(c.before.Completion)*out)/1e6
+			if len(p) != 1 || math.Abs(*p[0].Input+*p[0].Output-whole) > 1e-15 ||
+				math.Abs(*p[0].SpentInput+*p[0].SpentOutput-spent) > 1e-15 {
+				t.Fatalf("tokens %d + %d priced at %g (this call %g), price_data %+v", pt.I32[0], ct.I32[0], whole, spent, p[0])
+			}
+			if sent := fk.requests.Load(); pt.I32[0] < int32(sent)*70 || spent <= 0 {
+				t.Fatalf("%d requests, but %d prompt tokens and %g spent", sent, pt.I32[0], spent)
+			}
+		})
+	}
+}
+
+// A custom tool's call is kept whole in tool_arguments, in the order the model wrote it; the
+// built-in tools' arguments are the answer's own columns.
+func TestCustomToolArgumentsAreKept(t *testing.T) {
+	tools := `[{"type":"function","function":{"name":"judge","parameters":{"type":"object","properties":{` +
+		`"verdict":{"type":"string","enum":["1","0"]},"reason":{"type":"string"},"pages":{"type":"array","items":{"type":"integer"}}}}}}]`
+	reply := func(name, args string) string {
+		b, _ := json.Marshal(map[string]any{"model": "m-1", "choices": []any{map[string]any{"finish_reason": "tool_calls",
+			"message": map[string]any{"tool_calls": []any{map[string]any{"function": map[string]any{"name": name, "arguments": args}}}}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5}})
+		return string(b)
+	}
+	cases := []struct {
+		name, tools, reply string
+		want, description  string
+		has                bool
+	}{
+		{"custom tool", tools, reply("judge", `{"verdict": "0", "reason": "not a trial", "pages": [2, 3]}`),
+			`{"verdict":"0","reason":"not a trial","pages":[2,3]}`, "not a trial", true},
+		{"built-in tool", "", toolReply("1"), "", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fk := newFake(t, func(int64, map[string]any) (int, map[string]string, string) { return 200, nil, c.reply })
+			r := runToEnd(t, options(fk.srv.URL, func(o *Options) {
+				if c.tools != "" {
+					o.Tools = json.RawMessage(c.tools)
+				}
+			}), 1)
+			a := r.Answers()
+			args, _ := a.Col("tool_arguments")
+			desc, _ := a.Col("detailed_description")
+			if !r.results[0].ok || args.Str[0] != c.want || args.IsNull(0) == c.has || desc.Str[0] != c.description {
+				t.Fatalf("ok %v (%s): tool_arguments %q (null %v), description %q", r.results[0].ok, r.results[0].reason,
+					args.Str[0], args.IsNull(0), desc.Str[0])
 			}
 		})
 	}

@@ -66,13 +66,16 @@ type CallbackOptions struct {
 	After       bool `json:"after"`
 }
 
-// JobKey names one job, to re-run only some (screen_errors()).
+// JobKey names one job, to re-run only some (screen_errors()), with the tokens it was billed by
+// the earlier calls, which stay in its token columns.
 type JobKey struct {
-	Record   int32    `json:"record"`
-	PromptID int32    `json:"promptid"`
-	Model    string   `json:"model"`
-	TopP     *float64 `json:"top_p"`
-	N        int32    `json:"n"`
+	Record           int32    `json:"record"`
+	PromptID         int32    `json:"promptid"`
+	Model            string   `json:"model"`
+	TopP             *float64 `json:"top_p"`
+	N                int32    `json:"n"`
+	PromptTokens     *int64   `json:"prompt_tokens"`
+	CompletionTokens *int64   `json:"completion_tokens"`
 }
 
 // ParseOptions reads and checks the options. R has validated the user's arguments already; these

@@ -8,6 +8,7 @@ import (
 	"hash"
 
 	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -29,6 +30,7 @@ type StoreInfo struct {
 	RunID       string `json:"run_id"`
 	Fingerprint string `json:"fingerprint"`
 	Resumed     bool   `json:"resumed"`
+	Reused      bool   `json:"reused"` // the run continued had completed (reuse)
 	Previous    string `json:"previous,omitempty"`
 	Stored      int    `json:"stored"`
 	Total       int    `json:"total"`
@@ -78,7 +80,7 @@ func hashField(h hash.Hash, s string, valid bool) {
 
 // openStore claims the run in the store and fills in the jobs it already answered, before any
 // request is sent.
-func (r *Run) openStore(recs Records) error {
+func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 	so := r.opts.Store
 	if so == nil || so.Path == "" {
 		return nil
@@ -110,25 +112,37 @@ func (r *Run) openStore(recs Records) error {
 	r.session = session
 	r.studyIDs = recs.StudyIDs
 	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed,
-		Previous: session.Previous, Total: len(r.jobs)}
+		Reused: session.Reused, Previous: session.Previous, Total: len(r.jobs)}
 	r.jobKeys = make([]string, len(r.jobs))
 	for i, j := range r.jobs {
 		key := r.storeKey(j)
 		r.jobKeys[i] = key
 		if a, ok := session.Stored(key); ok {
-			r.results[i] = result{decision: a.Decision, ok: true, done: true, usage: a.Usage, billed: a.Billed,
+			r.results[i] = result{decision: a.Decision, ok: true, done: true, usage: a.Usage, carried: a.Billed,
 				submodel: a.Submodel, runTime: a.RunTime, date: a.ReceivedAt.Local(), attempts: a.Attempts}
 			r.answered.Add(1)
 			r.done.Add(1)
 			r.storeInfo.Stored++
 			continue
 		}
-		r.results[i].billed = session.StoredFailedUsage(key)
+		r.results[i].carried = storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)])
 	}
 	session.Start(func(err error) {
 		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
 	})
 	return nil
+}
+
+// storedOrGiven is what a failed job was billed before this call. A resumed call knows it from the
+// store alone. screen_errors() gives the tokens of the job's row in the result it repairs, whose
+// price_data covers exactly those: they win, so that the repaired result's tokens still add up to
+// its price; the store's count is kept when it agrees, for its split into cached tokens.
+func storedOrGiven(stored screen.Usage, k *JobKey) screen.Usage {
+	given, ok := givenUsage(k)
+	if !ok || (stored.Prompt == given.Prompt && stored.Completion == given.Completion) {
+		return stored
+	}
+	return given
 }
 
 // storedSettings is what the runs table keeps of the options: all of them (the key is not among
@@ -168,8 +182,8 @@ func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) 
 	j := r.jobs[i]
 	a := store.Answer{Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
 		Model: r.opts.Models[j.model].Name, N: j.n, Answered: res.ok, Decision: res.decision, Usage: res.usage,
-		Billed: res.billed, Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
-		RunTime: res.runTime, ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
+		Billed: res.spent(), Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
+		RunTime: res.runTime, Took: last.took.Seconds(), ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
 	if !res.ok {
 		a.Error = res.reason
 	}
@@ -179,7 +193,7 @@ func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) 
 	if j.topP >= 0 {
 		a.TopP, a.HasTopP = r.opts.TopP[j.topP], true
 	}
-	if in, out, ok := r.prices[j.model].Cost(res.billed); ok {
+	if in, out, ok := r.prices[j.model].Cost(res.spent()); ok {
 		a.Price, a.HasPrice = in+out, true
 	}
 	r.session.Save(a)

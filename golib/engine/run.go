@@ -23,8 +23,8 @@ import (
 // rarely has to hold a request back.
 const rateMargin = 0.995
 
-// maxReasks is the budget for re-asking after a 200 reply without a usable decision. Such replies
-// are billed, so this budget is small and separate from max_tries.
+// maxReasks caps the re-asks after a 200 reply without a usable decision. Such replies are billed,
+// so the cap is small; a re-ask is an attempt, so it also counts within max_tries.
 const maxReasks = 2
 
 // ErrCancelled is the cause of a run cancelled by the user.
@@ -38,6 +38,7 @@ func (e *stopError) Error() string { return e.Message }
 // Run is one screening in progress.
 type Run struct {
 	opts      *Options
+	custom    bool // the user's tools: their calls' arguments are kept
 	adapter   provider.Adapter
 	headers   map[string]string
 	client    *resty.Client
@@ -78,11 +79,20 @@ type result struct {
 	ok, done bool
 	reason   string
 	usage    screen.Usage // of the answer
-	billed   screen.Usage // of every 200 reply, re-asks included
+	billed   screen.Usage // of every 200 reply of this call, re-asks included
+	carried  screen.Usage // billed by earlier calls of the run (the store, or screen_errors())
 	submodel string
-	runTime  float64
+	runTime  float64 // seconds from the first attempt to the answer
 	date     time.Time
 	attempts int32
+}
+
+// spent is everything the job was billed, in this call and earlier ones: its token columns and
+// its share of price_data.
+func (res *result) spent() screen.Usage {
+	u := res.carried
+	u.Add(res.billed)
+	return u
 }
 
 // Records are the texts a run screens; a nil validity slice means every value is present, and
@@ -99,17 +109,20 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 	if len(recs.Abstracts) != len(recs.Titles) || (recs.StudyIDs != nil && len(recs.StudyIDs) != len(recs.Titles)) {
 		return nil, fmt.Errorf("the records' columns differ in length")
 	}
-	adapter, err := provider.New(opts.Provider, opts.settings())
+	settings := opts.settings()
+	adapter, err := provider.New(opts.Provider, settings)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opts: opts, adapter: adapter, callbacks: newCallbackQueue(), finished: make(chan struct{})}
+	r := &Run{opts: opts, custom: settings.HasCustomTools(), adapter: adapter, callbacks: newCallbackQueue(),
+		finished: make(chan struct{})}
 	r.headers = make(map[string]string)
 	for k, v := range adapter.Headers(apiKey) {
 		r.headers[k] = v[0]
 	}
 	r.prepareRecords(recs.Titles, recs.Abstracts, recs.TitleValid, recs.AbstractValid)
-	if r.jobs, err = expandJobs(opts, len(recs.Titles)); err != nil {
+	var given map[jobID]*JobKey
+	if r.jobs, given, err = expandJobs(opts, len(recs.Titles)); err != nil {
 		return nil, err
 	}
 	r.results = make([]result, len(r.jobs))
@@ -136,7 +149,8 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 		SetTimeout(time.Duration(opts.Timeout * float64(time.Second))).
 		SetRetryCount(0)
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
-	if err := r.openStore(recs); err != nil {
+	r.carryGiven(given)
+	if err := r.openStore(recs, given); err != nil {
 		r.cancel(err)
 		return nil, err
 	}

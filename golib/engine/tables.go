@@ -15,6 +15,7 @@ func (r *Run) Answers() *arrowio.Table {
 	n := len(r.jobs)
 	record, promptID, iterations, reps, attempts := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	model, decision, description, submodel, date := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	arguments, argumentsValid := make([]string, n), make([]bool, n)
 	topP, confidence, runTime := make([]float64, n), make([]float64, n), make([]float64, n)
 	binary, promptTokens, completionTokens := make([]int32, n), make([]int32, n), make([]int32, n)
 	failed := make([]bool, n)
@@ -37,17 +38,19 @@ func (r *Run) Answers() *arrowio.Table {
 			d := res.decision
 			decision[i], binary[i], binaryValid[i] = d.Raw, d.Binary, true
 			description[i], descValid[i] = d.Description, d.HasDescription
+			arguments[i], argumentsValid[i] = d.Arguments, d.Arguments != ""
 			confidence[i], confValid[i] = d.Confidence, d.HasConfidence
-			promptTokens[i], completionTokens[i], tokensValid[i] = int32(res.usage.Prompt), int32(res.usage.Completion), true
+			spent := res.spent()
+			promptTokens[i], completionTokens[i], tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
 			submodel[i], submodelValid[i] = res.submodel, res.submodel != ""
 			runTime[i], runTimeValid[i] = res.runTime, true
 			continue
 		}
 		failed[i] = true
 		decision[i] = res.reason
-		if res.billed != (screen.Usage{}) {
+		if spent := res.spent(); spent != (screen.Usage{}) {
 			// Unusable replies were billed: their tokens stay visible on the failed row.
-			promptTokens[i], completionTokens[i], tokensValid[i] = int32(res.billed.Prompt), int32(res.billed.Completion), true
+			promptTokens[i], completionTokens[i], tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
 		}
 	}
 	t := arrowio.NewTable(n)
@@ -58,6 +61,7 @@ func (r *Run) Answers() *arrowio.Table {
 	t.AddI32("prompt_tokens", promptTokens, tokensValid).AddI32("completion_tokens", completionTokens, tokensValid)
 	t.AddStr("submodel", submodel, submodelValid).AddF64("run_time", runTime, runTimeValid)
 	t.AddStr("run_date", date, nil).AddBool("failed", failed, nil).AddI32("attempts", attempts, nil)
+	t.AddStr("tool_arguments", arguments, argumentsValid)
 	return t
 }
 
@@ -72,13 +76,17 @@ func (r *Run) Questions() *arrowio.Table {
 	return arrowio.NewTable(n).AddI32("record", record, nil).AddI32("promptid", promptID, nil).AddStr("question", r.questions, nil)
 }
 
-// PriceRow is one row of price_data: every billed token, re-asked and failed replies included.
+// PriceRow is one row of price_data: every billed token, re-asked and failed replies included, of
+// the whole run (earlier calls' included: the tokens of the answers table), and the part of it
+// this call spent.
 type PriceRow struct {
-	PromptID   int32    `json:"promptid"`
-	Model      string   `json:"model"`
-	Iterations int32    `json:"iterations"`
-	Input      *float64 `json:"input_price_dollar"`
-	Output     *float64 `json:"output_price_dollar"`
+	PromptID    int32    `json:"promptid"`
+	Model       string   `json:"model"`
+	Iterations  int32    `json:"iterations"`
+	Input       *float64 `json:"input_price_dollar"`
+	Output      *float64 `json:"output_price_dollar"`
+	SpentInput  *float64 `json:"spent_input_price_dollar"`
+	SpentOutput *float64 `json:"spent_output_price_dollar"`
 }
 
 // Prices sums the cost per prompt x model x iterations, without rounding.
@@ -88,6 +96,7 @@ func (r *Run) Prices() []PriceRow {
 	}
 	index := map[key]int{}
 	var rows []PriceRow
+	var sums [][4]float64 // input, output, spent input, spent output
 	known := []bool{}
 	for i, j := range r.jobs {
 		k := key{j.prompt, j.model}
@@ -95,22 +104,27 @@ func (r *Run) Prices() []PriceRow {
 		if !ok {
 			g = len(rows)
 			index[k] = g
-			zero, zero2 := 0.0, 0.0
 			rows = append(rows, PriceRow{PromptID: j.prompt + 1, Model: r.opts.Models[j.model].Name,
-				Iterations: int32(r.opts.Models[j.model].Reps), Input: &zero, Output: &zero2})
+				Iterations: int32(r.opts.Models[j.model].Reps)})
+			sums = append(sums, [4]float64{})
 			known = append(known, true)
 		}
-		in, out, ok := r.prices[j.model].Cost(r.results[i].billed)
+		res := &r.results[i]
+		in, out, ok := r.prices[j.model].Cost(res.spent())
+		spentIn, spentOut, _ := r.prices[j.model].Cost(res.billed)
 		if !ok {
 			known[g] = false
 			continue
 		}
-		*rows[g].Input += in
-		*rows[g].Output += out
+		sums[g][0] += in
+		sums[g][1] += out
+		sums[g][2] += spentIn
+		sums[g][3] += spentOut
 	}
 	for g := range rows {
-		if !known[g] {
-			rows[g].Input, rows[g].Output = nil, nil
+		if known[g] {
+			s := sums[g]
+			rows[g].Input, rows[g].Output, rows[g].SpentInput, rows[g].SpentOutput = &s[0], &s[1], &s[2], &s[3]
 		}
 	}
 	return rows

@@ -87,21 +87,21 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				d, problem = screen.ReadDecision(reply.Args, reply.Tool)
 			}
 			if problem == nil {
-				r.succeed(res, d, reply, a)
+				r.succeed(res, d, reply, a, first)
 				return
 			}
 			if failedAttempt(problem, call.Model) {
 				reason = problem.Error()
 				break
 			}
-			if reasks < maxReasks {
+			msg, allowed := r.retryAllowed(tries, first, 0)
+			if reasks < maxReasks && allowed {
 				r.note(t, a, res.attempts, "re-asked: "+problem.Error())
 				reasks++
-				tries-- // a re-ask has its own budget
 				r.retries.Add(1)
 				continue
 			}
-			r.fail(res, fmt.Sprintf("no usable answer in %d replies: %v", reasks+1, problem))
+			r.fail(res, fmt.Sprintf("no usable answer in %s: %v%s", count(reasks+1, "reply", "replies"), problem, msg))
 			return
 		case a.err != nil:
 			reason = errorText(a.err)
@@ -249,7 +249,7 @@ func (r *Run) retryAllowed(tries int, first time.Time, wait time.Duration) (stri
 		return "", false
 	}
 	if o.MaxTries != nil && tries >= *o.MaxTries {
-		return fmt.Sprintf(" (gave up after %d attempts)", tries), false
+		return fmt.Sprintf(" (gave up after %s)", count(tries, "attempt", "attempts")), false
 	}
 	if o.MaxSeconds != nil && time.Since(first)+wait > seconds(*o.MaxSeconds) {
 		return fmt.Sprintf(" (gave up: max_seconds = %g reached)", *o.MaxSeconds), false
@@ -301,10 +301,15 @@ func (r *Run) sleepCtx(d time.Duration) error {
 	}
 }
 
-func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt) {
+// succeed records an answer. Its run time is the whole job's, from the first attempt to this
+// answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
+func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt, first time.Time) {
+	if r.custom {
+		d.Arguments = string(reply.RawArgs)
+	}
 	res.decision, res.ok, res.done = d, true, true
 	res.usage, res.submodel = reply.Usage, reply.Submodel
-	res.runTime, res.date = a.took.Seconds(), a.at
+	res.runTime, res.date = a.at.Sub(first).Seconds(), a.at
 	r.answered.Add(1)
 	r.done.Add(1)
 }
@@ -314,6 +319,14 @@ func (r *Run) fail(res *result, reason string) {
 	res.date = time.Now()
 	r.failed.Add(1)
 	r.done.Add(1)
+}
+
+// count writes "1 reply", "3 replies".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -12,7 +12,7 @@ import (
 // the fake knows no field name of any client's tools.
 //
 //   - const: the constant; enum: one of its values (see Config.Decisions);
-//   - string: a short text (within minLength/maxLength);
+//   - string: one to three sentences (within minLength/maxLength), so that texts differ in length;
 //   - integer, number: a value within minimum/maximum (exclusive bounds
 //     respected), [0, 100] for integers and [0, 1] for numbers when unbounded;
 //   - boolean: false; null: null;
@@ -111,7 +111,7 @@ func (f *argFiller) value(sv any, path string, depth int) any {
 	}
 	switch schemaType(s) {
 	case "string":
-		return f.str(s)
+		return f.str(s, path)
 	case "integer":
 		lo, hi := bounds(s, 0, 100)
 		lo, hi = math.Ceil(lo), math.Floor(hi)
@@ -175,8 +175,8 @@ func schemaType(s map[string]any) string {
 	return ""
 }
 
-func (f *argFiller) str(s map[string]any) string {
-	text := argText
+func (f *argFiller) str(s map[string]any, path string) string {
+	text := strings.TrimSpace(strings.Repeat(argText+" ", 1+int(f.draw(path+"#length")*3)))
 	if maxLen := intKw(s, "maxLength", -1); maxLen >= 0 && len(text) > maxLen {
 		text = text[:maxLen]
 	}

@@ -38,7 +38,7 @@ type anthropicTool struct {
 
 func newAnthropic(s Settings) (Adapter, error) {
 	a := &anthropic{s: s, url: anthropicEndpoint(s.URL)}
-	if !hasCustomTools(s) {
+	if !s.HasCustomTools() {
 		strict := true
 		a.builtin = true
 		a.tools = []screen.Tool{s.Builtin}

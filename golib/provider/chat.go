@@ -55,7 +55,7 @@ type chatTool struct {
 
 func newChat(s Settings, d dialect) (Adapter, error) {
 	a := &chat{s: s, d: d}
-	if !hasCustomTools(s) {
+	if !s.HasCustomTools() {
 		strict := true
 		a.builtin = true
 		a.tools = []screen.Tool{s.Builtin}

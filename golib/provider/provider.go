@@ -5,6 +5,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -55,8 +56,10 @@ type Settings struct {
 
 // Reply is what a 200 response says.
 type Reply struct {
-	Tool     *screen.Tool
-	Args     map[string]any
+	Tool *screen.Tool
+	Args map[string]any
+	// RawArgs are the arguments as the model wrote them: a JSON object, in its order.
+	RawArgs  json.RawMessage
 	Usage    screen.Usage
 	Submodel string
 }
@@ -154,7 +157,8 @@ func findTool(tools []screen.Tool, name string) *screen.Tool {
 	return nil
 }
 
-func hasCustomTools(s Settings) bool {
+// HasCustomTools tells whether the run sends the user's tools rather than the built-in one.
+func (s Settings) HasCustomTools() bool {
 	return len(s.CustomTools) > 0 && string(s.CustomTools) != "null"
 }
 
@@ -177,29 +181,34 @@ func takeCall(reply *Reply, tools []screen.Tool, name string, rawArgs json.RawMe
 	if tool == nil {
 		return false, nil
 	}
-	args, err := decodeArguments(rawArgs)
+	args, object, err := decodeArguments(rawArgs)
 	if err != nil {
 		return true, err
 	}
-	reply.Tool, reply.Args = tool, args
+	reply.Tool, reply.Args, reply.RawArgs = tool, args, object
 	return true, nil
 }
 
 // decodeArguments reads tool arguments that arrive either as a JSON string (OpenAI, usually
-// Mistral) or as a JSON object (Anthropic, sometimes Mistral).
-func decodeArguments(raw json.RawMessage) (map[string]any, error) {
+// Mistral) or as a JSON object (Anthropic, sometimes Mistral), and returns them also as the JSON
+// object's text, compacted.
+func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		raw = json.RawMessage(s)
 	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, fmt.Errorf("the tool arguments are not valid JSON: %v", err)
+		return nil, nil, fmt.Errorf("the tool arguments are not valid JSON: %v", err)
 	}
 	if args == nil {
-		return nil, fmt.Errorf("the tool arguments are not a JSON object")
+		return nil, nil, fmt.Errorf("the tool arguments are not a JSON object")
 	}
-	return args, nil
+	var object bytes.Buffer
+	if err := json.Compact(&object, raw); err != nil {
+		return nil, nil, fmt.Errorf("the tool arguments are not valid JSON: %v", err)
+	}
+	return args, object.Bytes(), nil
 }
 
 // normaliseSchema wraps the scalar values that R's auto-unboxing makes of one-element `required`

@@ -148,19 +148,19 @@ func aggregateGroup(answers []Answer, members []int, c Cutoffs) Aggregated {
 	if len(submodels) > 0 {
 		row.Submodel, row.HasSubmodel = strings.Join(submodels, ", "), true
 	}
-	row.LongestAnswer, row.HasLongestAnswer = longestAnswer(answers, members, row)
+	row.LongestAnswer, row.HasLongestAnswer = longestAnswer(answers, members)
 	return row
 }
 
 var word = regexp.MustCompile(`\w+`)
 
-// longestAnswer is the description with the most words among the reps that agree with the final
-// decision; ties go to the earliest rep.
-func longestAnswer(answers []Answer, members []int, row Aggregated) (string, bool) {
+// longestAnswer is the description with the most words across the answered reps, whatever their
+// decision (spec 2.4: "the longest response across the repeats"); ties go to the earliest rep.
+func longestAnswer(answers []Answer, members []int) (string, bool) {
 	best, bestWords, found := "", -1, false
 	for _, i := range members {
 		a := answers[i]
-		if !a.HasDescription || !a.HasBinary || a.Binary != row.FinalNum {
+		if !a.HasDescription || !a.HasBinary {
 			continue
 		}
 		if n := len(word.FindAllStringIndex(a.Description, -1)); n > bestWords {

@@ -3,6 +3,7 @@ package screen
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 )
 
@@ -14,6 +15,9 @@ type Decision struct {
 	HasDescription bool
 	Confidence     float64
 	HasConfidence  bool
+	// Arguments are all the arguments of a custom tool's call, as JSON text ("" for the built-in
+	// tools, whose arguments are the fields above).
+	Arguments string
 }
 
 // ReadDecision reads the decision from the arguments of a call to tool. The decision is the field
@@ -56,14 +60,67 @@ func ReadDecision(args map[string]any, tool *Tool) (Decision, error) {
 	default:
 		return Decision{}, fmt.Errorf("field %q has the value %q; a decision must be \"1\", \"0\" or \"1.1\"", field, value)
 	}
-	if s, ok := args[DescriptionField].(string); ok {
-		d.Description, d.HasDescription = s, true
-	}
+	d.Description, d.HasDescription = explanation(args, tool, field)
 	// A confidence outside 0-100 is not trusted: the decision stands, the confidence is missing.
 	if c, ok := args[ConfidenceField].(float64); ok && c >= 0 && c <= 100 {
 		d.Confidence, d.HasConfidence = c, true
 	}
 	return d, nil
+}
+
+// reasonWords mark the name of an argument that explains a decision.
+var reasonWords = regexp.MustCompile(`(?i)descri|reason|explan|rational|justif`)
+
+// explanation reads the text that explains the decision: the argument detailed_description, else
+// a custom tool's only free-text argument (a string without an enum, other than the decision)
+// whose name speaks of a reason, else its only free-text argument at all.
+func explanation(args map[string]any, tool *Tool, decisionField string) (string, bool) {
+	if s, ok := args[DescriptionField].(string); ok {
+		return s, true
+	}
+	if tool == nil {
+		return "", false
+	}
+	var s objectSchema
+	if json.Unmarshal(tool.Parameters, &s) != nil {
+		return "", false
+	}
+	var free, reasons []string
+	for name, p := range s.Properties {
+		if name == decisionField || p.Enum != nil || !isStringType(p.Type) {
+			continue
+		}
+		free = append(free, name)
+		if reasonWords.MatchString(name) {
+			reasons = append(reasons, name)
+		}
+	}
+	var field string
+	switch {
+	case len(reasons) == 1:
+		field = reasons[0]
+	case len(reasons) == 0 && len(free) == 1:
+		field = free[0]
+	default:
+		return "", false
+	}
+	text, ok := args[field].(string)
+	return text, ok
+}
+
+// isStringType tells a JSON Schema type of "string", alone or with "null".
+func isStringType(t any) bool {
+	switch x := t.(type) {
+	case string:
+		return x == "string"
+	case []any:
+		for _, v := range x {
+			if v == "string" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func decisionString(v any) (string, error) {
@@ -82,6 +139,7 @@ func decisionString(v any) (string, error) {
 type objectSchema struct {
 	Properties map[string]struct {
 		Enum []any `json:"enum"`
+		Type any   `json:"type"`
 	} `json:"properties"`
 }
 

@@ -194,14 +194,35 @@ func TestAggregateOneRowPerGroupWithMixedSubmodels(t *testing.T) {
 	}
 }
 
-func TestLongestAnswerAgreesWithDecision(t *testing.T) {
-	a := reps(1, 2, 0)
-	a[0].Description, a[0].HasDescription = "include because of many good reasons here", true
-	a[1].Description, a[1].HasDescription = "exclude: short", true
-	a[2].Description, a[2].HasDescription = "exclude for a somewhat longer reason", true
-	got := Aggregate(a, EffectiveCutoffs(f(0.5), nil))[0]
-	if got.Final != "Exclude" || got.LongestAnswer != "exclude for a somewhat longer reason" {
-		t.Fatalf("got %+v", got)
+func TestLongestAnswerAcrossAllRepeats(t *testing.T) {
+	cases := []struct {
+		name         string
+		descriptions []string // one per rep of reps(1, 2, 1): include, exclude, exclude, failed
+		upper        *float64
+		wantFinal    string
+		want         string
+		wantFound    bool
+	}{
+		{"longest disagrees with the final decision", []string{"include because of many good reasons here", "exclude: short",
+			"exclude for a longer reason", ""}, f(0.5), "Exclude", "include because of many good reasons here", true},
+		{"longest agrees with the final decision", []string{"include: short", "exclude: short",
+			"exclude for a somewhat longer reason", ""}, nil, "Include", "exclude for a somewhat longer reason", true},
+		{"words, not characters, and ties to the earliest rep", []string{"one two three", "a b c", "threeeeeeeeeee",
+			""}, nil, "Include", "one two three", true},
+		{"a failed rep's text is not an answer", []string{"", "", "", "failed with a very long reason of many words"},
+			nil, "Include", "", false},
+	}
+	for _, c := range cases {
+		a := reps(1, 2, 1)
+		for i, d := range c.descriptions {
+			if d != "" {
+				a[i].Description, a[i].HasDescription = d, true
+			}
+		}
+		got := Aggregate(a, EffectiveCutoffs(c.upper, nil))[0]
+		if got.Final != c.wantFinal || got.LongestAnswer != c.want || got.HasLongestAnswer != c.wantFound {
+			t.Errorf("%s: got %q (%v), final %s", c.name, got.LongestAnswer, got.HasLongestAnswer, got.Final)
+		}
 	}
 }
 
@@ -244,6 +265,49 @@ func TestConfidenceOutsideItsRangeIsMissing(t *testing.T) {
 		d, err := ReadDecision(args, &tool)
 		if err != nil || d.Binary != 1 || d.HasConfidence != want {
 			t.Errorf("confidence %s: %+v %v", raw, d, err)
+		}
+	}
+}
+
+// With a custom tool the explanation is read from detailed_description, else from the one
+// free-text argument that names a reason, else from the only free-text argument.
+func TestExplanationOfCustomTools(t *testing.T) {
+	tool := func(props string) *Tool {
+		return &Tool{Name: "judge", Parameters: json.RawMessage(`{"type":"object","properties":{` + props + `}}`)}
+	}
+	verdict := `"verdict":{"type":"string","enum":["1","0"]}`
+	cases := []struct {
+		name string
+		tool *Tool
+		args string
+		want string
+		has  bool
+	}{
+		{"detailed_description first", tool(verdict + `,"detailed_description":{"type":"string"},"reason":{"type":"string"}`),
+			`{"verdict":"1","detailed_description":"dd","reason":"r"}`, "dd", true},
+		{"the argument that names a reason", tool(verdict + `,"population":{"type":"string"},"rationale":{"type":"string"}`),
+			`{"verdict":"1","population":"adults","rationale":"because"}`, "because", true},
+		{"nullable string", tool(verdict + `,"explanation":{"type":["string","null"]},"n":{"type":"integer"}`),
+			`{"verdict":"0","explanation":"too small","n":3}`, "too small", true},
+		{"the only free text", tool(verdict + `,"notes":{"type":"string"},"n":{"type":"integer"}`),
+			`{"verdict":"0","notes":"see methods","n":3}`, "see methods", true},
+		{"two reasons are ambiguous", tool(verdict + `,"reason_in":{"type":"string"},"reason_out":{"type":"string"}`),
+			`{"verdict":"0","reason_in":"a","reason_out":"b"}`, "", false},
+		{"two free texts without a reason are ambiguous", tool(verdict + `,"population":{"type":"string"},"design":{"type":"string"}`),
+			`{"verdict":"0","population":"a","design":"b"}`, "", false},
+		{"an enum is not an explanation", tool(`"decision_llm":{"type":"string","enum":["1","0"]},"reason":{"type":"string","enum":["x","y"]}`),
+			`{"decision_llm":"0","reason":"x"}`, "", false},
+		{"no explanation argument", tool(verdict), `{"verdict":"1"}`, "", false},
+		{"the explanation is missing from the call", tool(verdict + `,"reason":{"type":"string"}`), `{"verdict":"1"}`, "", false},
+	}
+	for _, c := range cases {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		d, err := ReadDecision(args, c.tool)
+		if err != nil || d.Description != c.want || d.HasDescription != c.has {
+			t.Errorf("%s: got %q (%v), %v", c.name, d.Description, d.HasDescription, err)
 		}
 	}
 }

@@ -38,10 +38,11 @@ var jobColumns = []column{
 var answerColumns = append(append([]column{}, jobColumns...),
 	lgl("answered", "a.answered"), str("decision_llm", "a.decision_llm"), i32("decision_binary", "a.decision_binary"),
 	str("detailed_description", "a.detailed_description"), f64("confidence", "a.confidence"),
+	str("tool_arguments", "a.tool_arguments"),
 	i32("prompt_tokens", "a.prompt_tokens"), i32("cached_tokens", "a.cached_tokens"),
 	i32("cache_write_tokens", "a.cache_write_tokens"), i32("completion_tokens", "a.completion_tokens"),
 	f64("price_dollar", "a.price_dollar"), str("submodel", "a.submodel"), i32("http_status", "a.http_status"),
-	i32("attempts", "a.attempts"), f64("run_time", "a.run_time"), str("received_at", "a.received_at"), str("error", "a.error"),
+	i32("attempts", "a.attempts"), f64("run_time", "a.run_time"), f64("took", "a.took"), str("received_at", "a.received_at"), str("error", "a.error"),
 )
 
 // The audit log: every attempt of every job, the failed ones from the attempts table and the last
@@ -54,7 +55,7 @@ var logColumns = append(append([]column{}, jobColumns...),
 
 const logSource = `(SELECT run_id, job_key, attempt, at, took, 'retried' AS outcome, http_status, error, response_body FROM attempts
   UNION ALL
-  SELECT run_id, job_key, attempts, received_at, run_time, CASE answered WHEN 1 THEN 'answer' ELSE 'failed' END,
+  SELECT run_id, job_key, attempts, received_at, coalesce(took, run_time), CASE answered WHEN 1 THEN 'answer' ELSE 'failed' END,
          http_status, error, response_body FROM answers) l JOIN answers a ON a.run_id = l.run_id AND a.job_key = l.job_key`
 
 // Runs lists the runs with their counts and cost, oldest first.

@@ -66,7 +66,8 @@ type Answer struct {
 	Submodel   string
 	HTTPStatus int
 	Attempts   int32
-	RunTime    float64
+	RunTime    float64 // of the job: from its first attempt to its answer
+	Took       float64 // of the last attempt alone
 	ReceivedAt time.Time
 	Error      string
 	Request    []byte
@@ -99,6 +100,8 @@ type Session struct {
 	store   *Store
 	RunID   string
 	Resumed bool
+	// Reused is true when the run continued had completed: a call with reuse takes its answers.
+	Reused bool
 	// Previous is a completed run with the same fingerprint that this new run does not reuse.
 	Previous string
 	stored   map[string]Answer // answered jobs
@@ -151,7 +154,7 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, owner_pid = ?, owner_host = ?, heartbeat_at = ?, updated_at = ? WHERE run_id = ?`,
 			StatusRunning, pid, host, unixNow(), stamp, found.id)
-		session.RunID, session.Resumed = found.id, true
+		session.RunID, session.Resumed, session.Reused = found.id, true, found.status == StatusCompleted
 	} else {
 		if exists {
 			session.Previous = found.id
@@ -243,7 +246,7 @@ func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
 // load reads what the run already holds: every answered job, and the billed tokens of jobs that
 // failed (they were paid for, and count in the price when the job is sent again).
 func (s *Session) load() error {
-	rows, err := s.store.db.Query(`SELECT job_key, answered, decision_llm, decision_binary, detailed_description, confidence,
+	rows, err := s.store.db.Query(`SELECT job_key, answered, decision_llm, decision_binary, detailed_description, confidence, tool_arguments,
 		prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
 		billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
 		submodel, attempts, run_time, received_at FROM answers WHERE run_id = ?`, s.RunID)
@@ -255,11 +258,11 @@ func (s *Session) load() error {
 	s.billed = map[string]screen.Usage{}
 	for rows.Next() {
 		var a Answer
-		var decision, description, submodel sql.NullString
+		var decision, description, arguments, submodel sql.NullString
 		var binary, pt, ct, cwt, cpt sql.NullInt64
 		var confidence, runTime sql.NullFloat64
 		var received string
-		if err := rows.Scan(&a.Key, &a.Answered, &decision, &binary, &description, &confidence, &pt, &ct, &cwt, &cpt,
+		if err := rows.Scan(&a.Key, &a.Answered, &decision, &binary, &description, &confidence, &arguments, &pt, &ct, &cwt, &cpt,
 			&a.Billed.Prompt, &a.Billed.Cached, &a.Billed.CacheWrite, &a.Billed.Completion,
 			&submodel, &a.Attempts, &runTime, &received); err != nil {
 			return storeError(s.store.Path, "holds a row that cannot be read", err)
@@ -269,7 +272,8 @@ func (s *Session) load() error {
 			continue
 		}
 		a.Decision = screen.Decision{Raw: decision.String, Binary: int32(binary.Int64), Description: description.String,
-			HasDescription: description.Valid, Confidence: confidence.Float64, HasConfidence: confidence.Valid}
+			HasDescription: description.Valid, Confidence: confidence.Float64, HasConfidence: confidence.Valid,
+			Arguments: arguments.String}
 		a.Usage = screen.Usage{Prompt: pt.Int64, Cached: ct.Int64, CacheWrite: cwt.Int64, Completion: cpt.Int64}
 		a.Submodel, a.RunTime = submodel.String, runTime.Float64
 		a.ReceivedAt, _ = time.Parse(timeLayout, received)
@@ -364,20 +368,21 @@ func (s *Session) fail(err error) {
 }
 
 const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, promptid, model, top_p, n, answered,
-	decision_llm, decision_binary, detailed_description, confidence,
+	decision_llm, decision_binary, detailed_description, confidence, tool_arguments,
 	prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
 	billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
-	price_dollar, submodel, http_status, attempts, run_time, received_at, error, request_body, response_body)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	price_dollar, submodel, http_status, attempts, run_time, took, received_at, error, request_body, response_body)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 	ON CONFLICT (run_id, job_key) DO UPDATE SET
 	answered = excluded.answered, decision_llm = excluded.decision_llm, decision_binary = excluded.decision_binary,
 	detailed_description = excluded.detailed_description, confidence = excluded.confidence,
+	tool_arguments = excluded.tool_arguments,
 	prompt_tokens = excluded.prompt_tokens, cached_tokens = excluded.cached_tokens,
 	cache_write_tokens = excluded.cache_write_tokens, completion_tokens = excluded.completion_tokens,
 	billed_prompt_tokens = excluded.billed_prompt_tokens, billed_cached_tokens = excluded.billed_cached_tokens,
 	billed_cache_write_tokens = excluded.billed_cache_write_tokens, billed_completion_tokens = excluded.billed_completion_tokens,
 	price_dollar = excluded.price_dollar, submodel = excluded.submodel, http_status = excluded.http_status,
-	attempts = answers.attempts + excluded.attempts, run_time = excluded.run_time, received_at = excluded.received_at,
+	attempts = answers.attempts + excluded.attempts, run_time = excluded.run_time, took = excluded.took, received_at = excluded.received_at,
 	error = excluded.error, request_body = excluded.request_body, response_body = excluded.response_body
 	WHERE answers.answered = 0`
 
@@ -411,12 +416,12 @@ func (s *Session) insert(batch []Answer) error {
 		res, err := ins.Exec(s.RunID, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
 			nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
 			nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
-			nullFloat(d.Confidence, a.Answered && d.HasConfidence),
+			nullFloat(d.Confidence, a.Answered && d.HasConfidence), nullString(d.Arguments, a.Answered && d.Arguments != ""),
 			nullInt(a.Usage.Prompt, a.Answered), nullInt(a.Usage.Cached, a.Answered), nullInt(a.Usage.CacheWrite, a.Answered),
 			nullInt(a.Usage.Completion, a.Answered),
 			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
 			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
-			a.Attempts, nullFloat(a.RunTime, a.Answered), a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
+			a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
 			nullString(string(a.Request), a.Request != nil), nullString(string(a.Response), a.Response != nil))
 		if err != nil {
 			return err

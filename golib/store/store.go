@@ -26,8 +26,15 @@ import (
 )
 
 // schemaVersion is stored in PRAGMA user_version; a file with a higher one was written by a
-// newer tabscreen and is not touched.
-const schemaVersion = 1
+// newer tabscreen and is not touched, one with a lower one is brought up to date by migrations.
+const schemaVersion = 2
+
+// migrations[v] takes a file from schema v to v+1. Version 2: run_time became the whole job's time
+// (retries and waits included), so the last attempt's own time moved to took; the arguments of
+// custom tools' calls are kept in tool_arguments.
+var migrations = map[int]string{
+	1: `ALTER TABLE answers ADD COLUMN took REAL; ALTER TABLE answers ADD COLUMN tool_arguments TEXT;`,
+}
 
 const schema = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -62,6 +69,7 @@ CREATE TABLE IF NOT EXISTS answers (
   decision_binary           INTEGER,
   detailed_description      TEXT,
   confidence                REAL,
+  tool_arguments            TEXT,
   prompt_tokens             INTEGER,
   cached_tokens             INTEGER,
   cache_write_tokens        INTEGER,
@@ -75,6 +83,7 @@ CREATE TABLE IF NOT EXISTS answers (
   http_status               INTEGER,
   attempts                  INTEGER NOT NULL,
   run_time                  REAL,
+  took                      REAL,
   received_at               TEXT NOT NULL,
   error                     TEXT,
   request_body              TEXT,
@@ -191,7 +200,14 @@ func (s *Store) init() error {
 		return storeError(s.Path, "cannot be written", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
+	ddl := schema
+	if version > 0 {
+		ddl = ""
+		for v := version; v < schemaVersion; v++ {
+			ddl += migrations[v]
+		}
+	}
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
 		return storeError(s.Path, "cannot be set up", err)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {

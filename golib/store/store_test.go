@@ -23,7 +23,8 @@ func answer(record int32, ok bool) Answer {
 		Answered: ok, Attempts: 1, ReceivedAt: time.Now(), Request: []byte(`{"q":1}`), Response: []byte(`{"r":1}`),
 		Billed: screen.Usage{Prompt: 10, Completion: 2}, HTTPStatus: 200}
 	if ok {
-		a.Decision = screen.Decision{Raw: "1", Binary: 1, Description: "why", HasDescription: true}
+		a.Decision = screen.Decision{Raw: "1", Binary: 1, Description: "why", HasDescription: true,
+			Arguments: `{"verdict":"1","why":"why","pages":[3,4]}`}
 		a.Usage = a.Billed
 	} else {
 		a.Error, a.HTTPStatus = "HTTP 500", 500
@@ -58,10 +59,11 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 	}
 
 	s = claim(t, path, spec("fp1"))
-	if s.RunID != first || !s.Resumed {
-		t.Fatalf("interrupted run not resumed: %s resumed=%v", s.RunID, s.Resumed)
+	if s.RunID != first || !s.Resumed || s.Reused {
+		t.Fatalf("interrupted run not resumed (or taken for a completed one): %s resumed=%v reused=%v", s.RunID, s.Resumed, s.Reused)
 	}
-	if a, ok := s.Stored(JobKey(1, 1, "m", 0, false, 1)); !ok || a.Decision.Raw != "1" || a.Decision.Description != "why" || a.Usage.Prompt != 10 {
+	if a, ok := s.Stored(JobKey(1, 1, "m", 0, false, 1)); !ok || a.Decision.Raw != "1" || a.Decision.Description != "why" ||
+		a.Decision.Arguments != `{"verdict":"1","why":"why","pages":[3,4]}` || a.Usage.Prompt != 10 {
 		t.Fatalf("stored answer not loaded: %+v %v", a, ok)
 	}
 	if _, ok := s.Stored(JobKey(2, 1, "m", 0, false, 1)); ok {
@@ -124,8 +126,8 @@ func TestCompletedRunIsNotReusedUnlessAsked(t *testing.T) {
 			sp.Reuse = tc.reuse
 			s := claim(t, path, sp)
 			defer s.Close(StatusCompleted)
-			if s.Resumed != tc.resume || (s.RunID == first) != tc.resume {
-				t.Fatalf("resumed=%v run=%s (first %s)", s.Resumed, s.RunID, first)
+			if s.Resumed != tc.resume || s.Reused != tc.resume || (s.RunID == first) != tc.resume {
+				t.Fatalf("resumed=%v reused=%v run=%s (first %s)", s.Resumed, s.Reused, s.RunID, first)
 			}
 		})
 	}
@@ -245,5 +247,66 @@ func TestDelete(t *testing.T) {
 	}
 	if _, err := st.Answers(s.RunID); err == nil || !strings.Contains(err.Error(), "has no run") {
 		t.Fatalf("answers of a deleted run: %v", err)
+	}
+}
+
+// A file of schema 1 is brought up to date when opened: its rows keep what they had (the log's time
+// of their last attempt is their run_time, which was that attempt's), new rows keep both times.
+func TestSchemaOneIsMigrated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.sqlite")
+	v1 := strings.Replace(strings.Replace(schema, "  took                      REAL,\n", "", 1), "  tool_arguments            TEXT,\n", "", 1)
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{v1, "PRAGMA user_version = 1",
+		`INSERT INTO runs (run_id, fingerprint, provider, endpoint, models, prompts, records, jobs, status, created_at, updated_at, settings)
+		 VALUES ('old', 'fp', 'a', 'http://x', 'm', 1, 2, 2, 'interrupted', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}')`,
+		`INSERT INTO answers (run_id, job_key, record, promptid, model, n, answered, decision_llm, decision_binary,
+		 billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens, attempts, run_time, received_at)
+		 VALUES ('old', '1/1/m/-/1', 1, 1, 'm', 1, 1, '1', 1, 10, 0, 0, 2, 1, 0.25, '2026-01-01T00:00:00.000Z')`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := claim(t, path, RunSpec{Fingerprint: "fp", Provider: "a", Endpoint: "http://x", Models: []string{"m"}, Prompts: 1,
+		Records: 2, Jobs: 2, Settings: []byte(`{}`)})
+	if !s.Resumed || s.RunID != "old" {
+		t.Fatalf("the run of the old file was not resumed: %s", s.RunID)
+	}
+	a := answer(2, true)
+	a.RunTime, a.Took = 3, 0.5
+	s.Save(a)
+	if err := s.Close(StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var version int
+	if err := st.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Fatalf("user_version %d (%v), want %d", version, err, schemaVersion)
+	}
+	answers, _ := st.Answers("old")
+	log, _ := st.Log("old")
+	runTime, _ := answers.Col("run_time")
+	took, _ := log.Col("took")
+	cases := []struct {
+		name          string
+		row           int
+		runTime, took float64
+	}{
+		{"row of schema 1", 0, 0.25, 0.25},
+		{"row of schema 2", 1, 3, 0.5},
+	}
+	for _, c := range cases {
+		if runTime.F64[c.row] != c.runTime || took.F64[c.row] != c.took {
+			t.Errorf("%s: run_time %g took %g, want %g and %g", c.name, runTime.F64[c.row], took.F64[c.row], c.runTime, c.took)
+		}
 	}
 }

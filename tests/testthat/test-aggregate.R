@@ -86,10 +86,30 @@ test_that("exactly one row per record x prompt x model x top_p, whatever the sub
   expect_match(agg$submodel[agg$record == 2][1], "2026-10-01")
 })
 
-test_that("the longest answer agrees with the final decision", {
+test_that("the longest answer is the longest across all repeats, whatever their decision", {
   a <- answers_of(list(c(1L, 1L, 0L)))
   a$detailed_description <- c("Include: short.", "Include: a much longer reason with many words.",
     "Exclude: the longest reason of all three, with even more words in it.")
   agg <- tabscreen:::aggregate_engine(a, NULL, NULL)
-  expect_equal(agg$longest_answer, "Include: a much longer reason with many words.")
+  expect_equal(agg$final_decision_llm, "Include")
+  expect_equal(agg$longest_answer, "Exclude: the longest reason of all three, with even more words in it.")
+})
+
+test_that("a screening's longest_answer is its longest description across the repeats", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-longest")
+  fake <- local_fake_provider(seed = 7, decisions = list("1" = 0.5, "0" = 0.5))
+  res <- screen_a(fake, reps = 4, decision_description = TRUE, incl_cutoff_upper = 0.5)
+  a <- res$answer_data
+  words <- lengths(regmatches(a$detailed_description, gregexpr("\\w+", a$detailed_description)))
+  agg <- res$answer_data_aggregated
+  disagreeing <- 0
+  for (i in seq_len(nrow(agg))) {
+    mine <- which(a$studyid == agg$studyid[i])
+    longest <- mine[which.max(words[mine])]
+    expect_equal(agg$longest_answer[i], a$detailed_description[longest])
+    agreeing <- mine[a$decision_binary[mine] == agg$final_decision_llm_num[i]]
+    disagreeing <- disagreeing + (max(words[mine]) > max(c(0, words[agreeing])))
+  }
+  # the case the rule is about: every description agreeing with the final decision is shorter
+  expect_gt(disagreeing, 0)
 })

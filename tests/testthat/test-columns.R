@@ -116,3 +116,47 @@ test_that("the three functions take the spec's arguments in the spec's order, wi
   rules <- tabscreen:::model_rules()
   expect_true(all(c("claude-haiku-5-5", "mistral-small-latest") %in% rules$model))
 })
+
+test_that("custom tools: the explanation fills detailed_description, every argument is kept in tool_arguments", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-a-tools", PROVIDER_B_API_KEY = "sk-b-tools", PROVIDER_C_API_KEY = "c-tools")
+  fake <- local_fake_provider(seed = 21)
+  schema <- list(type = "object", properties = list(
+    decision_llm = list(type = "string", enum = c("1", "0")),
+    population = list(type = "string", enum = c("adolescents", "adults")),
+    notes = list(type = "string"),
+    reason = list(type = "string"),
+    pages = list(type = "array", items = list(type = "integer"))
+  ), required = c("decision_llm", "population", "notes", "reason", "pages"))
+  chat_tool <- list(list(type = "function", `function` = list(name = "judge", parameters = schema)))
+  tools <- list(a = chat_tool, b = list(list(name = "judge", input_schema = schema)), c = chat_tool)
+  arguments <- c("decision_llm", "population", "notes", "reason", "pages")
+  recs <- test_records()[1:3, ]
+  for (provider in c("a", "b", "c")) {
+    res <- screen_provider(provider, fake, data = recs, tools = tools[[provider]], decision_description = TRUE, reps = 2)
+    a <- res$answer_data
+    expect_equal(tail(names(a), 2), c("n", "tool_arguments"))
+    args <- lapply(a$tool_arguments, jsonlite::fromJSON)
+    expect_true(all(vapply(args, function(x) setequal(names(x), arguments), logical(1))), info = provider)
+    expect_equal(a$decision_llm, vapply(args, `[[`, "", "decision_llm"))
+    # "reason" names a reason; "notes" is free text too but does not
+    expect_equal(a$detailed_description, vapply(args, `[[`, "", "reason"), info = provider)
+    expect_false(anyNA(res$answer_data_aggregated$longest_answer))
+  }
+  # the built-in tool has no such column
+  expect_false("tool_arguments" %in% names(screen_a(fake, data = recs)$answer_data))
+
+  # answers taken from the store keep their arguments, and so do re-sent ones
+  fake$configure(fail_matching = list(list(substring = recs$title[2], kind = "500")))
+  first <- screen_a(fake, data = recs, tools = chat_tool, decision_description = TRUE, max_tries = 1)
+  expect_equal(nrow(first$error_data), 1)
+  expect_equal(names(first$error_data), names(first$answer_data))
+  expect_true(is.na(first$error_data$tool_arguments))
+  fake$configure(fail_matching = list())
+  resumed <- screen_a(fake, data = recs, tools = chat_tool, decision_description = TRUE, max_tries = 1)
+  expect_equal(attr(resumed, "run_info")$stored_answers, 2L)
+  expect_equal(resumed$answer_data$tool_arguments[-2], first$answer_data$tool_arguments)
+  expect_false(anyNA(resumed$answer_data$tool_arguments))
+  repaired <- screen_errors(first, messages = FALSE)
+  expect_equal(names(repaired$answer_data), names(first$answer_data))
+  expect_false(anyNA(repaired$answer_data$tool_arguments))
+})

@@ -148,6 +148,12 @@ test_that("each force class has its limit", {
   expect_silent(check("gpt-6.1-terra", 1))
   expect_error(check("gpt-6.1-terra", 2), class = "tabscreen_error_force")
   expect_silent(check("gpt-6.1-terra", 2, force = TRUE))
+  # a model without rules (custom, or a user's price row) gets the rule of providers B and C
+  custom <- tabscreen:::lookup_models("ft:gpt-4o-mini:org::x", "a", custom_model = TRUE)
+  expect_silent(tabscreen:::check_force_a(custom, 10, FALSE))
+  cnd <- expect_error(tabscreen:::check_force_a(custom, 11, FALSE), class = "tabscreen_error_force")
+  expect_match(conditionMessage(cnd), "at most 10 times per record")
+  expect_silent(tabscreen:::check_force_a(custom, 11, TRUE))
   # every rule row has one of the three classes, and each class is tested above
   rules <- tabscreen:::model_rules()
   for (i in which(rules$provider == "a")) {
@@ -156,6 +162,30 @@ test_that("each force class has its limit", {
       expect_error(check(rules$model[i], limit + 1), class = "tabscreen_error_force")
     }
     expect_silent(check(rules$model[i], min(limit, 10)))
+  }
+})
+
+test_that("a custom model is refused above 10 repetitions by every provider, unless forced", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-guard", PROVIDER_B_API_KEY = "sk-ant-test-guard",
+    PROVIDER_C_API_KEY = "c-test-guard")
+  fake <- local_fake_provider()
+  one <- test_records()[1, ]
+  calls <- list(
+    a = function(...) screen_a(fake, model = "ft:gpt-4o-mini:acme::abc123", custom_model = TRUE, data = one, ...),
+    b = function(...) screen_b(fake, model = "my-claude", custom_model = TRUE, data = one, ...),
+    c = function(...) screen_c(fake, model = "my-mistral", custom_model = TRUE, data = one, ...)
+  )
+  for (provider in names(calls)) {
+    cnd <- expect_error(calls[[provider]](reps = 11), class = "tabscreen_error_force")
+    expect_s3_class(cnd, "tabscreen_error_arg")
+    expect_match(conditionMessage(cnd), "11 repetitions")
+  }
+  expect_equal(fake$stats()$requests_total, 0)
+  for (provider in names(calls)) {
+    res <- calls[[provider]](reps = 10)
+    expect_equal(nrow(res$answer_data), 10)
+    res <- calls[[provider]](reps = 11, force = TRUE)
+    expect_equal(nrow(res$answer_data), 11)
   }
 })
 

@@ -26,6 +26,23 @@ test_that("type = 'incl_p': bars of incl_p by human decision, the cut-offs as da
   expect_equal(ggplot2::layer_data(ggplot2::autoplot(res, human_decision = human_code), 1)$count, bars$count)
 })
 
+test_that("type = 'incl_p': the x axis spans the probabilities 0 to 1 and no further", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-plot")
+  fake <- local_fake_provider(seed = 45, decisions = list("1" = 0.5, "0" = 0.5))
+  for (reps in c(2, 4)) {
+    res <- screen_a(fake, reps = reps)
+    expect_true(any(res$answer_data_aggregated$incl_p %in% c(0, 1)))
+    built <- ggplot2::ggplot_build(plot(res))
+    axis <- built$layout$panel_params[[1]]
+    breaks <- axis$x$breaks[!is.na(axis$x$breaks)]
+    expect_equal(range(breaks), c(0, 1))
+    expect_true(axis$x.range[1] >= -0.05 - 1e-9 && axis$x.range[2] <= 1.05 + 1e-9)
+    # the bars at 0 and 1 are drawn whole
+    bars <- built$data[[1]]
+    expect_true(min(bars$xmin) >= axis$x.range[1] - 1e-9 && max(bars$xmax) <= axis$x.range[2] + 1e-9)
+  }
+})
+
 test_that("type = 'incl_p': one panel per model, records without answers left out and named", {
   withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-plot")
   fake <- local_fake_provider(seed = 42, decisions = list("1" = 0.5, "0" = 0.5))

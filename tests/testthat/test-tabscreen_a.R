@@ -415,6 +415,12 @@ test_that("print methods summarise and return the object invisibly", {
   # a subset still prints
   p <- printed(res$answer_data[1:2, c("studyid", "decision_llm")])
   expect_true(any(grepl("studyid", p$text)))
+  # and a subset without the decision columns prints without a warning
+  expect_no_warning(p <- printed(res$answer_data_aggregated[c("studyid", "incl_p")]))
+  expect_true(any(grepl("llm_agg_tbl.*8 rows", p$text)))
+  expect_false(any(grepl("decisions", p$text)))
+  expect_no_warning(p <- printed(res$answer_data[c("studyid", "n")]))
+  expect_true(any(grepl("llm_tbl.*16 answers", p$text)))
 })
 
 test_that("rate_limits_per_minute() reads the rate-limit headers", {
