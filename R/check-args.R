@@ -66,19 +66,29 @@ abort_missing_column_arg <- function(arg, data, call = rlang::caller_env()) {
   )
 }
 
-# Titles and abstracts: character; factors and all-missing columns are converted.
-text_column <- function(x, column, arg, call = rlang::caller_env()) {
-  if (is.factor(x)) {
-    return(as.character(x))
-  }
-  if (is.logical(x) && all(is.na(x))) {
-    return(as.character(x))
+# Titles and abstracts: character; factors and all-missing columns are converted, and so is text
+# in an encoding other than UTF-8 (R/text.R). `ids` are the records' study ids, for messages.
+text_column <- function(x, column, arg, ids, call = rlang::caller_env()) {
+  if (is.factor(x) || (is.logical(x) && all(is.na(x)))) {
+    x <- as.character(x)
   }
   if (!is.character(x)) {
     abort_arg("Column {.field {column}} ({.arg {arg}}) must hold text, not {.obj_type_friendly {x}}.",
       class = "tabscreen_error_data_column", arg = arg, call = call)
   }
-  x
+  utf8_column(x, column, arg, ids, call)
+}
+
+# A character column of `data` as UTF-8, or an error naming the column, how many records hold text
+# that is not UTF-8 and the first of them: by study id, or by row when `ids` is NULL.
+utf8_column <- function(x, column, arg, ids, call) {
+  problem <- if (is.null(ids)) {
+    "Column {.field {column}} ({.arg {arg}}) has text that is not valid UTF-8 in {length(bad)} row{?s}: {head(bad, 5)}{if (length(bad) > 5) ', ...' else ''}."
+  } else {
+    "Column {.field {column}} ({.arg {arg}}) has text that is not valid UTF-8 in {length(bad)} record{?s}, study id{?s} {.val {head(ids[bad], 5)}}{if (length(bad) > 5) ', ...' else ''}."
+  }
+  target <- paste0("data$", if (identical(make.names(column), column)) column else paste0("`", column, "`"))
+  utf8_or_abort(x, problem, target, class = "tabscreen_error_data", arg = arg, call = call)
 }
 
 check_studyid <- function(ids, column, call = rlang::caller_env()) {
@@ -106,6 +116,8 @@ check_prompt <- function(prompt, call = rlang::caller_env()) {
     abort_arg("{.arg prompt} must be a character vector with one or more prompts, not {.obj_type_friendly {prompt}}.",
       class = "tabscreen_error_prompt", arg = "prompt", call = call)
   }
+  prompt <- utf8_or_abort(prompt, "{.arg prompt} has text that is not valid UTF-8 in {length(bad)} prompt{?s} (number {paste(bad, collapse = ', ')}).",
+    target = "prompt", class = "tabscreen_error_prompt", arg = "prompt", call = call)
   empty <- which(is.na(prompt) | !nzchar(trimws(prompt)))
   if (length(empty) > 0) {
     abort_arg("{.arg prompt} must not be empty or missing: prompt{?s} {empty} {?is/are}.",
@@ -117,7 +129,7 @@ check_prompt <- function(prompt, call = rlang::caller_env()) {
       "i" = "Give each prompt once; use {.arg reps} to ask the same question several times."),
       class = "tabscreen_error_prompt", arg = "prompt", call = call)
   }
-  invisible(prompt)
+  prompt
 }
 
 check_model_names <- function(model, call = rlang::caller_env()) {
