@@ -89,12 +89,13 @@ check_run_args <- function(max_tries, max_seconds, seed_par, is_transient, backo
   invisible()
 }
 
+# A key given in `api_key` that cannot be one is a bad argument; the message never shows the value.
 check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
   if (!is_api_key(api_key)) {
-    tabscreen_abort(
-      c("{.arg api_key} must be a single non-empty string.",
+    abort_arg(
+      c(if (rlang::is_string(api_key)) "{.arg api_key} is empty." else "{.arg api_key} must be a single non-empty string, not {.obj_type_friendly {api_key}}.",
         "i" = "Leave it out to read the key from {.envvar {env_var}}."),
-      class = "tabscreen_error_api_key", call = call
+      class = "tabscreen_error_api_key", arg = "api_key", call = call
     )
   }
   api_key

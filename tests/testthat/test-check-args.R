@@ -259,3 +259,15 @@ test_that("tools must have usable, distinct names (provider B's forced tool, and
   expect_arg_error(screen_a(fake, tools = list(decide_tool, decide_tool)), "tabscreen_error_tools")
   expect_equal(fake$stats()$requests_total, 0)
 })
+
+test_that("screen_errors() checks its arguments even when there is nothing to re-send", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-check-args")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, data = test_records()[1:2, ])
+  expect_null(res$error_data)
+  expect_arg_error(screen_errors(res, max_tries = 0), "tabscreen_error_max_tries", fun = "screen_errors")
+  expect_arg_error(screen_errors(res, backoff = 2), "tabscreen_error_callback", fun = "screen_errors")
+  expect_arg_error(screen_errors(res, api_key = NA), "tabscreen_error_api_key", fun = "screen_errors")
+  expect_arg_error(screen_errors(res, stream = TRUE), "tabscreen_error_dots", fun = "screen_errors")
+  expect_message(expect_identical(screen_errors(res, max_tries = 2, messages = TRUE), res), "no failed requests")
+})
