@@ -522,6 +522,12 @@ check_extra_body <- function(dots, reserved, call = rlang::caller_env()) {
   if (length(dup) > 0) {
     abort_arg("{.arg ...} sets {.field {dup}} more than once.", class = "tabscreen_error_dots", arg = "...", call = call)
   }
+  not_value <- nms[!vapply(dots, is_json_value, logical(1))]
+  if (length(not_value) > 0) {
+    abort_arg(c("{.arg ...} sets {.field {not_value}} to something that cannot be sent in a request body.",
+      "i" = "Give values: numbers, strings, logicals, or lists of them (not functions or other objects)."),
+      class = "tabscreen_error_dots", arg = "...", call = call)
+  }
   clash <- intersect(nms, names(reserved))
   if (length(clash) > 0) {
     hints <- unname(reserved[clash])
@@ -530,6 +536,12 @@ check_extra_body <- function(dots, reserved, call = rlang::caller_env()) {
       class = "tabscreen_error_dots", arg = "...", call = call)
   }
   dots
+}
+
+# Whether `x` can be written as JSON: NULL, an atomic vector other than raw, or a list of such.
+is_json_value <- function(x) {
+  is.null(x) || (is.atomic(x) && !is.raw(x)) ||
+    (is.list(x) && all(vapply(x, is_json_value, logical(1))))
 }
 
 # The TRUE/FALSE arguments of a screening function, read from its frame.

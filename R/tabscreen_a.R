@@ -120,8 +120,11 @@
 #' `tabscreen_error_max_tries`, `tabscreen_error_max_seconds`, `tabscreen_error_seed_par`,
 #' `tabscreen_error_callback`, `tabscreen_error_arg_flag` (a `TRUE`/`FALSE` argument),
 #' `tabscreen_error_dots` (`...`), `tabscreen_error_model_prizes` (the price option) and
-#' `tabscreen_error_force` (a safety limit). A missing key is an error of class
-#' `tabscreen_error_api_key`, raised after all the other checks.
+#' `tabscreen_error_force` (a safety limit). Each such error names the argument in its message
+#' and in its field `arg`. A missing key is an error of class `tabscreen_error_api_key`, raised
+#' after all the other checks; an `api_key` that cannot be a key (not a single non-empty string)
+#' is of classes `tabscreen_error_api_key` and `tabscreen_error_arg`. The key itself is never
+#' shown.
 #'
 #' @section Speed and options:
 #' The requests run concurrently in the Go engine, paced by one limiter for `rpm` (one per model
