@@ -146,6 +146,31 @@ common_bad <- function() {
   )
 }
 
+# Providers B and C: the question's role can only be "user", and more than 10 repetitions need
+# force.
+common_bad_bc <- function() {
+  bad <- common_bad()
+  bad$role$system <- case(role = "system")
+  bad$reps$over_force <- case(reps = 11)
+  bad
+}
+
+# Tools in the provider's shape `tool`, and in the other provider's shape.
+tools_cases <- function(tool, other_shape) {
+  c(word_cases("tools", unknown = "not json [", two = c("[]", "[]")),
+    list(unwrapped = case(tools = tool), empty_list = case(tools = list()), same_name = case(tools = list(tool, tool)),
+      other_shape = case(tools = list(other_shape))))
+}
+
+# tool_choice (providers A and C) with custom tools, of which `two` are two valid values, plus the
+# provider's `extra` cases.
+tool_choice_cases <- function(two, extra) {
+  c(word_cases("tool_choice", unknown = "sometimes", two = two, with = list(tools = list(fuzz_tool_chat))),
+    list(without_tools = case(tool_choice = two[1]),
+      other_function = case(tool_choice = fuzz_choice("other"), tools = list(fuzz_tool_chat))),
+    extra)
+}
+
 dots_cases <- function() {
   list(function_value = case(stop = mean, .expect = "..."), twice = case(.dots = list(temperature = 0, temperature = 1)),
     environment = case(metadata = globalenv(), .expect = "..."), reserved = case(stream = TRUE, .expect = "..."))
@@ -181,16 +206,11 @@ common_good <- function(url) {
 fuzz_table_a <- function(fake) {
   bad <- c(common_bad(), list(
     model = word_cases("model", unknown = "gpt-9-nano", two = c("gpt-6-luna", "gpt-6-luna")),
-    tools = c(word_cases("tools", unknown = "not json [", two = c("[]", "[]")),
-      list(unwrapped = case(tools = fuzz_tool_chat), empty_list = case(tools = list()),
-        same_name = case(tools = list(fuzz_tool_chat, fuzz_tool_chat)), messages_shape = case(tools = list(fuzz_tool_messages)))),
-    tool_choice = c(word_cases("tool_choice", unknown = "sometimes", two = c("auto", "required"),
-      with = list(tools = list(fuzz_tool_chat))),
-      list(without_tools = case(tool_choice = "auto"),
-        other_function = case(tool_choice = fuzz_choice("other"), tools = list(fuzz_tool_chat)),
-        other_allowed = case(tool_choice = list(type = "allowed_tools", allowed_tools = list(mode = "auto", tools = list(fuzz_choice("other")))),
-          tools = list(fuzz_tool_chat)),
-        unknown_shape = case(tool_choice = list(type = "tool", name = "decide"), tools = list(fuzz_tool_chat)))),
+    tools = tools_cases(fuzz_tool_chat, fuzz_tool_messages),
+    tool_choice = tool_choice_cases(c("auto", "required"), list(
+      other_allowed = case(tool_choice = list(type = "allowed_tools", allowed_tools = list(mode = "auto", tools = list(fuzz_choice("other")))),
+        tools = list(fuzz_tool_chat)),
+      unknown_shape = case(tool_choice = list(type = "tool", name = "decide"), tools = list(fuzz_tool_chat)))),
     top_p = number_cases("top_p", list(above = 1.5, below = -0.1, repeated = c(1, 1))),
     fine_tuned = flag_cases("fine_tuned"),
     reasoning_effort = c(word_cases("reasoning_effort", unknown = "hgh", two = c("none", "low")),
@@ -217,17 +237,13 @@ fuzz_table_a <- function(fake) {
 }
 
 fuzz_table_b <- function(fake) {
-  bad <- c(common_bad(), list(
+  bad <- c(common_bad_bc(), list(
     model = word_cases("model", unknown = "claude-9", two = c("claude-haiku-5-5", "claude-haiku-5-5")),
-    tools = c(word_cases("tools", unknown = "not json [", two = c("[]", "[]")),
-      list(unwrapped = case(tools = fuzz_tool_messages), empty_list = case(tools = list()),
-        same_name = case(tools = list(fuzz_tool_messages, fuzz_tool_messages)), chat_shape = case(tools = list(fuzz_tool_chat)))),
+    tools = tools_cases(fuzz_tool_messages, fuzz_tool_chat),
     max_tokens = number_cases("max_tokens", list(zero = 0, fraction = 1.5, negative = -1, huge = 2^31)),
     reasoning_effort = word_cases("reasoning_effort", unknown = "hgh", two = c("low", "high")),
     confidence = flag_cases("confidence")
   ))
-  bad$role <- c(bad$role, list(system = case(role = "system")))
-  bad$reps$over_force <- case(reps = 11)
   bad[["..."]] <- c(bad[["..."]], list(tool_choice = case(tool_choice = list(type = "any"), .expect = "..."),
     sampling = case(temperature = 0, .expect = "...")))
   good <- c(common_good(fake$url_b), list(
@@ -246,23 +262,15 @@ fuzz_table_b <- function(fake) {
 }
 
 fuzz_table_c <- function(fake) {
-  bad <- c(common_bad(), list(
+  bad <- c(common_bad_bc(), list(
     model = word_cases("model", unknown = "mistral-huge", two = c("mistral-small-latest", "mistral-small-latest")),
-    tools = c(word_cases("tools", unknown = "not json [", two = c("[]", "[]")),
-      list(unwrapped = case(tools = fuzz_tool_chat), empty_list = case(tools = list()),
-        same_name = case(tools = list(fuzz_tool_chat, fuzz_tool_chat)))),
-    tool_choice = c(word_cases("tool_choice", unknown = "sometimes", two = c("auto", "any"),
-      with = list(tools = list(fuzz_tool_chat))),
-      list(without_tools = case(tool_choice = "any"),
-        by_name = case(tool_choice = "decide", tools = list(fuzz_tool_chat)),
-        other_function = case(tool_choice = fuzz_choice("other"), tools = list(fuzz_tool_chat)))),
+    tools = tools_cases(fuzz_tool_chat, fuzz_tool_messages),
+    tool_choice = tool_choice_cases(c("auto", "any"), list(by_name = case(tool_choice = "decide", tools = list(fuzz_tool_chat)))),
     top_p = number_cases("top_p", list(above = 1.5, zero = 0, repeated = c(1, 1))),
     reasoning_effort = word_cases("reasoning_effort", unknown = "low", two = c("none", "high")),
     confidence = flag_cases("confidence")
   ))
-  bad$role <- c(bad$role, list(system = case(role = "system")))
-  bad$seed_par <- c(bad$seed_par, list(negative = case(seed_par = -1)))
-  bad$reps$over_force <- case(reps = 11)
+  bad$seed_par$negative <- case(seed_par = -1)
   bad[["..."]] <- c(bad[["..."]], list(unknown_field = case(foo = 1, .expect = "..."),
     random_seed = case(random_seed = 1, .expect = "...")))
   good <- c(common_good(fake$url_c), list(
