@@ -328,7 +328,7 @@ expect_all_refused <- function(table, fake, call = fuzz_call) {
         NULL
       }, error = identity)
       problem <- refusal_problem(cnd, cs$expect %||% arg, table$fun)
-      key <- if (arg == "api_key") Filter(function(k) !is.na(k) && nzchar(trimws(k)), as.character(cs$args$api_key))
+      key <- if (arg == "api_key" && is.character(cs$args$api_key)) Filter(function(k) !is.na(k) && nzchar(trimws(k)), cs$args$api_key)
       if (is.null(problem) && any(vapply(key, grepl, logical(1), conditionMessage(cnd), fixed = TRUE))) {
         problem <- "a message that shows the key"
       }
