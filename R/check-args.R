@@ -66,19 +66,29 @@ abort_missing_column_arg <- function(arg, data, call = rlang::caller_env()) {
   )
 }
 
-# Titles and abstracts: character; factors and all-missing columns are converted.
-text_column <- function(x, column, arg, call = rlang::caller_env()) {
-  if (is.factor(x)) {
-    return(as.character(x))
-  }
-  if (is.logical(x) && all(is.na(x))) {
-    return(as.character(x))
+# Titles and abstracts: character; factors and all-missing columns are converted, and so is text
+# in an encoding other than UTF-8 (R/text.R). `ids` are the records' study ids, for messages.
+text_column <- function(x, column, arg, ids, call = rlang::caller_env()) {
+  if (is.factor(x) || (is.logical(x) && all(is.na(x)))) {
+    x <- as.character(x)
   }
   if (!is.character(x)) {
     abort_arg("Column {.field {column}} ({.arg {arg}}) must hold text, not {.obj_type_friendly {x}}.",
       class = "tabscreen_error_data_column", arg = arg, call = call)
   }
-  x
+  utf8_column(x, column, arg, ids, call)
+}
+
+# A character column of `data` as UTF-8, or an error naming the column, how many records hold text
+# that is not UTF-8 and the first of them: by study id, or by row when `ids` is NULL.
+utf8_column <- function(x, column, arg, ids, call) {
+  problem <- if (is.null(ids)) {
+    "Column {.field {column}} ({.arg {arg}}) has text that is not valid UTF-8 in {length(bad)} row{?s}: {head(bad, 5)}{if (length(bad) > 5) ', ...' else ''}."
+  } else {
+    "Column {.field {column}} ({.arg {arg}}) has text that is not valid UTF-8 in {length(bad)} record{?s}, study id{?s} {.val {head(ids[bad], 5)}}{if (length(bad) > 5) ', ...' else ''}."
+  }
+  target <- paste0("data$", if (identical(make.names(column), column)) column else paste0("`", column, "`"))
+  utf8_or_abort(x, problem, target, class = "tabscreen_error_data", arg = arg, call = call)
 }
 
 check_studyid <- function(ids, column, call = rlang::caller_env()) {
@@ -106,6 +116,8 @@ check_prompt <- function(prompt, call = rlang::caller_env()) {
     abort_arg("{.arg prompt} must be a character vector with one or more prompts, not {.obj_type_friendly {prompt}}.",
       class = "tabscreen_error_prompt", arg = "prompt", call = call)
   }
+  prompt <- utf8_or_abort(prompt, "{.arg prompt} has text that is not valid UTF-8 in {length(bad)} prompt{?s} (number {paste(bad, collapse = ', ')}).",
+    target = "prompt", class = "tabscreen_error_prompt", arg = "prompt", call = call)
   empty <- which(is.na(prompt) | !nzchar(trimws(prompt)))
   if (length(empty) > 0) {
     abort_arg("{.arg prompt} must not be empty or missing: prompt{?s} {empty} {?is/are}.",
@@ -117,7 +129,7 @@ check_prompt <- function(prompt, call = rlang::caller_env()) {
       "i" = "Give each prompt once; use {.arg reps} to ask the same question several times."),
       class = "tabscreen_error_prompt", arg = "prompt", call = call)
   }
-  invisible(prompt)
+  prompt
 }
 
 check_model_names <- function(model, call = rlang::caller_env()) {
@@ -280,7 +292,11 @@ effective_cutoffs <- function(upper, lower) {
 # tools: NULL, a list of function tools in the provider's format, or their JSON text. The
 # check_tools*() functions return list(tools, tool_choice) as values for the run options.
 
-# Provider A's tools and tool_choice (the Chat Completions shapes).
+# Provider A's tools and tool_choice (the Chat Completions shapes): "auto", "none", "required",
+# the name of one of the tools, list(type = "function", `function` = list(name = ...)) or
+# list(type = "allowed_tools", allowed_tools = list(mode = ..., tools = list(<function choices>))).
+# Every function the choice names must be one of the tools: the provider answers 400 to every
+# request otherwise.
 check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
   if (is.null(tools)) {
     check_no_tool_choice(tool_choice, call = call)
@@ -288,28 +304,72 @@ check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
   }
   parsed <- parse_tools(tools, tool_format$chat, call = call)
   names <- parsed$names
+  modes <- c("auto", "none", "required")
+  fix <- c("i" = "Give one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list in provider A's {.field tool_choice} format, e.g. {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))}.")
   if (is.null(tool_choice)) {
     tool_choice <- "auto"
   } else if (is.character(tool_choice)) {
-    modes <- c("auto", "none", "required")
-    if (length(tool_choice) != 1 || is.na(tool_choice) || !(tool_choice %in% c(modes, names))) {
-      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list.",
-        "i" = "See the provider's documentation of {.field tool_choice}."),
+    if (length(tool_choice) != 1 || is.na(tool_choice)) {
+      abort_arg(c("{.arg tool_choice} must be a single string, not {.obj_type_friendly {tool_choice}}.", fix),
         class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
     }
     if (!tool_choice %in% modes) {
+      check_tool_choice_names(tool_choice, names, modes, call)
       tool_choice <- list(type = "function", `function` = list(name = tool_choice))
     }
-  } else if (!is.list(tool_choice)) {
-    abort_arg("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.",
+  } else if (is.list(tool_choice)) {
+    chosen <- tool_choice_functions_a(tool_choice)
+    if (is.null(chosen)) {
+      abort_arg(c("{.arg tool_choice} is a list that is not of provider A's {.field tool_choice} format.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    check_tool_choice_names(chosen, names, modes, call)
+  } else {
+    abort_arg(c("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.", fix),
       class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
   }
   list(tools = parsed$value, tool_choice = tool_choice)
 }
 
+# The function names a list tool_choice of provider A names (type "function", or "allowed_tools"
+# with function entries), or NULL when it is not of either shape.
+tool_choice_functions_a <- function(tool_choice) {
+  function_name <- function(x) {
+    fun <- if (is.list(x) && identical(x$type, "function")) x[["function"]] else NULL
+    if (is.list(fun) && rlang::is_string(fun$name)) fun$name else NA_character_
+  }
+  type <- tool_choice$type
+  if (identical(type, "function")) {
+    chosen <- function_name(tool_choice)
+  } else if (identical(type, "allowed_tools") && is.list(tool_choice$allowed_tools) &&
+    is.list(tool_choice$allowed_tools$tools) && length(tool_choice$allowed_tools$tools) > 0) {
+    chosen <- vapply(tool_choice$allowed_tools$tools, function_name, character(1))
+  } else {
+    return(NULL)
+  }
+  if (anyNA(chosen)) NULL else chosen
+}
+
+# `chosen`, the functions a tool_choice names, must be among the tools' `names`.
+check_tool_choice_names <- function(chosen, names, modes, call) {
+  unknown <- setdiff(chosen, names)
+  if (length(unknown) == 0) {
+    return(invisible())
+  }
+  suggest <- closest_names(unknown[1], c(names, modes), n = 1)
+  abort_arg(
+    c("{.arg tool_choice} names {.val {unknown}}, which {?is/are} not among the {.arg tools} ({.val {names}}).",
+      if (length(suggest) > 0) c("i" = "Did you mean {.val {suggest}}?"),
+      "i" = "The provider refuses every request whose {.field tool_choice} names a function it was not given.",
+      "i" = "Other values: {.val {modes}}."),
+    class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call
+  )
+}
+
 # Provider B's tools (the Messages shape: name, description, input_schema). The protocol's
 # tool_choice is the package's: the built-in tool is forced where the model allows it, custom
-# tools are offered with tool_choice auto.
+# tools are offered with tool_choice auto, so no user value can name a missing tool; their names
+# are checked by parse_tools().
 check_tools_b <- function(tools, call = rlang::caller_env()) {
   if (is.null(tools)) {
     return(list(tools = NULL, tool_choice = NULL))
@@ -341,12 +401,13 @@ check_tools_c <- function(tools, tool_choice, call = rlang::caller_env()) {
   } else {
     fun <- if (is.list(tool_choice)) tool_choice[["function"]] else NULL
     ok <- is.list(tool_choice) && identical(tool_choice$type, "function") && is.list(fun) &&
-      rlang::is_string(fun$name) && fun$name %in% names &&
-      setequal(names(tool_choice), c("type", "function")) && identical(names(fun), "name")
+      rlang::is_string(fun$name) && setequal(names(tool_choice), c("type", "function")) &&
+      identical(names(fun), "name")
     if (!ok) {
       abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function of {.arg tools}.", fix),
         class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
     }
+    check_tool_choice_names(fun$name, names, modes, call)
   }
   list(tools = parsed$value, tool_choice = tool_choice)
 }
@@ -409,6 +470,20 @@ parse_tools <- function(tools, format, call) {
     abort_arg(c(paste0("Tool{?s} {which(is.na(names))} of {.arg tools} {?has/have} no ", format$lacks, "."), shape),
       class = "tabscreen_error_tools", arg = "tools", call = call)
   }
+  # The three providers refuse every request with a tool name outside this pattern or used twice,
+  # and a forced or chosen tool is found by its name.
+  bad_name <- names[!grepl("^[a-zA-Z0-9_-]{1,64}$", names)]
+  if (length(bad_name) > 0) {
+    abort_arg(c("The tool name{?s} {.val {bad_name}} of {.arg tools} {?is/are} not allowed.",
+      "i" = "A tool name has 1 to 64 letters, digits, underscores or hyphens."),
+      class = "tabscreen_error_tools", arg = "tools", call = call)
+  }
+  dup <- unique(names[duplicated(names)])
+  if (length(dup) > 0) {
+    abort_arg(c("{.arg tools} has more than one tool named {.val {dup}}.",
+      "i" = "Give each tool its own name: the model calls a tool by its name."),
+      class = "tabscreen_error_tools", arg = "tools", call = call)
+  }
   # JSON text parsed without simplification keeps its arrays; an R list needs help with length-one ones
   value <- if (is.character(tools)) parsed else json_arrays(tools, c("required", "enum"))
   list(value = value, names = names)
@@ -447,6 +522,12 @@ check_extra_body <- function(dots, reserved, call = rlang::caller_env()) {
   if (length(dup) > 0) {
     abort_arg("{.arg ...} sets {.field {dup}} more than once.", class = "tabscreen_error_dots", arg = "...", call = call)
   }
+  not_value <- nms[!vapply(dots, is_json_value, logical(1))]
+  if (length(not_value) > 0) {
+    abort_arg(c("{.arg ...} sets {.field {not_value}} to something that cannot be sent in a request body.",
+      "i" = "Give values: numbers, strings, logicals, or lists of them (not functions or other objects)."),
+      class = "tabscreen_error_dots", arg = "...", call = call)
+  }
   clash <- intersect(nms, names(reserved))
   if (length(clash) > 0) {
     hints <- unname(reserved[clash])
@@ -455,6 +536,12 @@ check_extra_body <- function(dots, reserved, call = rlang::caller_env()) {
       class = "tabscreen_error_dots", arg = "...", call = call)
   }
   dots
+}
+
+# Whether `x` can be written as JSON: NULL, an atomic vector other than raw, or a list of such.
+is_json_value <- function(x) {
+  is.null(x) || (is.atomic(x) && !is.raw(x)) ||
+    (is.list(x) && all(vapply(x, is_json_value, logical(1))))
 }
 
 # The TRUE/FALSE arguments of a screening function, read from its frame.

@@ -10,8 +10,11 @@
 #       tabscreen_error_prompt       `prompt`
 #       tabscreen_error_model_*      `model` (unknown, duplicated, rules of the model)
 #       tabscreen_error_force        a guard of spec section 8 (`force = TRUE` overrides)
+#       tabscreen_error_encoding     text that is not valid UTF-8 (also in read_refs(), there
+#                                    with tabscreen_error_refs_parse instead)
+#       tabscreen_error_api_key      `api_key` that cannot be a key
 #       ...
-#     tabscreen_error_api_key        no API key
+#     tabscreen_error_api_key        no API key in the environment variable
 #     tabscreen_error_store          the answer store cannot be used or written (R/store.R)
 #     tabscreen_error_store_busy     the same run is being screened by another live R session
 #     tabscreen_error_store_run      no such run in the store

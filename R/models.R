@@ -132,7 +132,7 @@ abort_unknown_model <- function(unknown, known, provider, call) {
   suggest <- unique(unlist(lapply(unknown, closest_names, candidates = known)))
   label <- toupper(provider)
   tabscreen_abort(
-    c("Unknown {cli::qty(unknown)}model{?s} for provider {label}: {.val {unknown}}.",
+    c("{.arg model}: unknown {cli::qty(unknown)}model{?s} for provider {label}: {.val {unknown}}.",
       if (length(suggest) > 0) c("i" = "Did you mean {.or {.val {suggest}}}?"),
       "i" = "For a fine-tuned, new or local model set {.code custom_model = TRUE}: it is then sent as named, without the model rules, and its price is {.code NA}.",
       "i" = "Or add its prices (USD per million tokens) first: {.code options(tabscreen.model_prizes = data.frame(model = \"{unknown[1]}\", input_per_million = 0.1, output_per_million = 0.5))}.",
@@ -259,7 +259,7 @@ check_force_a <- function(models, reps, force, call = rlang::caller_env()) {
       )
       model <- models$model[i]
       abort_arg(
-        c("{reps[i]} repetitions of model {.val {model}} are refused: it is {what}.",
+        c("{.arg reps}: {reps[i]} repetitions of model {.val {model}} are refused: it is {what}.",
           "i" = "Set {.code force = TRUE} if you really mean it."),
         class = "tabscreen_error_force", arg = "reps", call = call
       )
@@ -390,7 +390,7 @@ check_force_bc <- function(models, reps, estimate, force, call = rlang::caller_e
   if (length(over) > 0) {
     model <- models$model[over]
     abort_arg(
-      c("{reps[over[1]]} repetitions of model {.val {model[1]}} are refused: at most 10 per record without {.code force = TRUE}.",
+      c("{.arg reps}: {reps[over[1]]} repetitions of model {.val {model[1]}} are refused: at most 10 per record without {.code force = TRUE}.",
         "i" = "Set {.code force = TRUE} if you really mean it."),
       class = "tabscreen_error_force", arg = "reps", call = call
     )

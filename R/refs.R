@@ -129,10 +129,12 @@ tabscreen_prefix <- "tabscreen: "
 #' `tabscreen_error_refs_parse`, whose message and fields `file` and `line` say where: a record
 #' without its `ER` line at the end of the file or before the next `TY` line (a truncated
 #' export), a tag or text outside a record (e.g. before the first `TY` line), a `TY` without a
-#' type,
-#' NUL bytes or text that is not valid in `encoding` (a binary file, or one in another
-#' encoding), a CSV that cannot be parsed. A CSV without a title column is an error of class
-#' `tabscreen_error_refs_columns`.
+#' type, NUL bytes (a binary file), a CSV that cannot be parsed. Text that is not valid in
+#' `encoding` (an export in another encoding, typically Windows-1252, read as UTF-8) is an error
+#' of class `tabscreen_error_encoding` too, as in the screening functions: its message gives the
+#' number of lines affected, the first of them, and the `encoding` to give (`"windows-1252"` when
+#' the text reads as such). Nothing is converted by guess. A CSV without a title column is an
+#' error of class `tabscreen_error_refs_columns`.
 #'
 #' @param files Paths of one or more RIS or CSV files.
 #' @param format `"auto"` (the default), `"ris"` or `"csv"`; one for all files or one per file.
@@ -249,7 +251,7 @@ abort_refs_arg <- function(message, arg, call, .envir = parent.frame()) {
 }
 
 # A malformed file: names the file and the line.
-abort_refs_parse <- function(message, file, line, call, .envir = parent.frame()) {
+abort_refs_parse <- function(message, file, line, call, class = NULL, .envir = parent.frame()) {
   # The file and line are interpolated from an environment of their own, so that names of the
   # caller (or of attached packages: stats::line) cannot stand in for them.
   env <- new.env(parent = .envir)
@@ -257,7 +259,7 @@ abort_refs_parse <- function(message, file, line, call, .envir = parent.frame())
   env$.refs_line <- line
   where <- if (is.null(line)) "{.file {(.refs_file)}}: " else "{.file {(.refs_file)}}, line {(.refs_line)}: "
   message[1] <- paste0(where, message[1])
-  tabscreen_abort(message, class = c("tabscreen_error_refs_parse", "tabscreen_error_refs"),
+  tabscreen_abort(message, class = c(class, "tabscreen_error_refs_parse", "tabscreen_error_refs"),
     file = file, line = line, call = call, .envir = env)
 }
 
@@ -291,25 +293,38 @@ decode_ref_text <- function(bytes, file, encoding, call) {
   text <- gsub("\r\n", "\n", text, fixed = TRUE, useBytes = TRUE)
   text <- gsub("\r", "\n", text, fixed = TRUE, useBytes = TRUE)
   lines <- strsplit(text, "\n", fixed = TRUE, useBytes = TRUE)[[1]]
-  if (!utf8) {
+  if (utf8) {
+    bad <- which(!validUTF8(lines))
+  } else {
     converted <- iconv(lines, encoding, "UTF-8")
     bad <- which(is.na(converted))
-    if (length(bad) > 0) {
-      abort_refs_parse("the text is not valid {encoding}.", file, bad[1], call)
-    }
-    lines <- converted
+    if (length(bad) == 0) lines <- converted
   }
-  bad <- which(!validUTF8(lines))
   if (length(bad) > 0) {
-    abort_refs_parse(c("the text is not valid UTF-8 (a binary file, or an export in another encoding?).",
-      "i" = "If the export is in another encoding, give it, e.g. {.code encoding = \"latin1\"}."),
-      file, bad[1], call)
+    abort_refs_encoding(lines[bad], bad, file, if (utf8) "UTF-8" else encoding, call)
   }
   Encoding(lines) <- "UTF-8"
   # Exports joined with `cat` carry the byte-order mark of each part at the start of a line.
   bom <- startsWith(lines, "\ufeff")
   lines[bom] <- substring(lines[bom], 2)
   lines
+}
+
+# Lines `bad` of a file are not valid in its encoding: says how many, and which encoding to give
+# (as for text in a data frame, R/text.R).
+abort_refs_encoding <- function(bad_lines, bad, file, encoding, call) {
+  guess <- suggested_encoding(bad_lines)
+  fix <- sprintf("read_refs(\"%s\", encoding = \"%s\")", file, guess)
+  abort_refs_parse(
+    c("the text is not valid {encoding} in {length(bad)} line{?s}: {head(bad, 5)}{if (length(bad) > 5) ', ...' else ''}.",
+      "i" = "This is what an export in another encoding gives (or a file that is not text).",
+      "i" = if (reads_as_windows_1252(bad_lines)) {
+        "The text reads as Windows-1252: give that encoding, {.code {fix}}."
+      } else {
+        "Give the file's encoding, e.g. {.code {fix}}."
+      }),
+    file, bad[1], call, class = "tabscreen_error_encoding"
+  )
 }
 
 ref_format_of <- function(file, lines) {

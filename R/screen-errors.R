@@ -25,7 +25,8 @@
 #' @param ... Fields of the request body to set or replace for this re-run (e.g.
 #'   `max_completion_tokens = 300` for provider A), checked as in the screening function of the
 #'   result's provider.
-#' @return The updated `llm` object. With no failed requests, `object` unchanged (with a message).
+#' @return The updated `llm` object. With no failed requests, `object` unchanged (with a message),
+#'   once the arguments have been checked.
 #' @export
 #' @examples
 #' \dontshow{fake <- tabscreen:::example_fake_start()}
@@ -56,6 +57,8 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
       "i" = "Re-screening needs a result made by this package's screening functions."),
       class = "tabscreen_error_object", arg = "object", call = call)
   }
+  # Every argument is checked, even when there is nothing to re-send: a bad one is a mistake that
+  # would surface on the next result that has failures.
   for (arg in c("progress", "messages")) {
     value <- get(arg)
     if (!is.null(value)) {
@@ -63,15 +66,20 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
       args[[arg]] <- value
     }
   }
+  check_positive_or_null(max_tries, "max_tries", whole = TRUE, call = call)
+  check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
+  for (arg in c("is_transient", "backoff", "after")) check_callback(get(arg), arg, call = call)
+  dots <- check_dots(args$provider, rlang::list2(...), call = call)
+  if (identical(args$provider, "b")) {
+    check_sampling_b(args$model, isTRUE(args$custom_model), utils::modifyList(args$dots %||% list(), dots), call = call)
+  }
+  if (!is.null(api_key)) check_api_key(api_key, provider_env_var(args$provider), call = call)
   errors <- object$error_data
   if (is.null(errors) || nrow(errors) == 0) {
     tabscreen_inform(c("i" = "{.arg object} has no failed requests to re-send."), messages = args$messages)
     return(object)
   }
 
-  check_positive_or_null(max_tries, "max_tries", whole = TRUE, call = call)
-  check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
-  for (arg in c("is_transient", "backoff", "after")) check_callback(get(arg), arg, call = call)
   options <- args$run_options
   for (arg in c("max_tries", "max_seconds", "is_transient", "backoff", "after")) {
     value <- get(arg)
@@ -79,10 +87,6 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
       args[arg] <- list(value)
       if (arg %in% names(options)) options[arg] <- list(value)
     }
-  }
-  dots <- check_dots(args$provider, rlang::list2(...), call = call)
-  if (identical(args$provider, "b")) {
-    check_sampling_b(args$model, isTRUE(args$custom_model), utils::modifyList(args$dots %||% list(), dots), call = call)
   }
   if (length(dots) > 0) {
     options$extra_body[names(dots)] <- dots

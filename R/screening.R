@@ -24,15 +24,28 @@ screening_records <- function(data, studyid, title, abstract, call) {
   abstract_col <- resolve_column(abstract, data, "abstract", call = call)
   studyid_col <- if (rlang::quo_is_missing(studyid)) NULL else resolve_column(studyid, data, "studyid", call = call)
   ids <- if (is.null(studyid_col)) seq_len(nrow(data)) else data[[studyid_col]]
+  if (is.character(ids)) ids <- utf8_column(ids, studyid_col, "studyid", NULL, call = call)
   check_studyid(ids, studyid_col %||% "studyid", call = call)
+  titles <- text_column(data[[title_col]], title_col, "title", ids, call = call)
+  abstracts <- text_column(data[[abstract_col]], abstract_col, "abstract", ids, call = call)
+  blank <- list(title = is_blank_field(titles), abstract = is_blank_field(abstracts))
+  if (all(blank$title & blank$abstract)) {
+    abort_arg(
+      c("Every record of {.arg data} has a blank title and a blank abstract: there is nothing to screen.",
+        "i" = "Columns {.field {title_col}} ({.arg title}) and {.field {abstract_col}} ({.arg abstract}) are missing, empty or {.val NA} in all {nrow(data)} record{?s}.",
+        "i" = "Check that {.arg title} and {.arg abstract} name the columns with the text; the columns are {.val {names(data)}}."),
+      class = c("tabscreen_error_data_blank", "tabscreen_error_data"), arg = "data", call = call
+    )
+  }
   list(
     data = data,
     studyid_col = studyid_col,
     title_col = title_col,
     abstract_col = abstract_col,
     ids = ids,
-    titles = text_column(data[[title_col]], title_col, "title", call = call),
-    abstracts = text_column(data[[abstract_col]], abstract_col, "abstract", call = call)
+    titles = titles,
+    abstracts = abstracts,
+    blank = blank
   )
 }
 
@@ -41,8 +54,6 @@ engine_records <- function(rec) {
   data.frame(title = rec$titles, abstract = rec$abstracts, stringsAsFactors = FALSE)
 }
 
-# Prompts, models, reps and rpm. Returns reps and rpm with one value per model, and whether one
-# rpm limiter serves every model (one value given: the provider counts per key).
 # The logical flags every operation checks first.
 common_flags <- c("time_info", "token_info", "progress", "decision_description", "messages", "force",
   "custom_model", "overinclusive")
@@ -53,13 +64,16 @@ screening_inputs <- function(data, studyid, title, abstract, prompt, model, reps
        grid = check_grid(prompt, model, reps, rpm, call = call))
 }
 
+# Prompts, models, reps and rpm. Returns the prompts as UTF-8, reps and rpm with one value per
+# model, and whether one rpm limiter serves every model (one value given: the provider counts per
+# key).
 check_grid <- function(prompt, model, reps, rpm, call) {
-  check_prompt(prompt, call = call)
+  prompt <- check_prompt(prompt, call = call)
   check_model_names(model, call = call)
   reps <- check_per_model(reps, "reps", model, whole = TRUE, call = call)
   rpm_shared <- length(rpm) == 1
   rpm <- check_per_model(rpm, "rpm", model, whole = FALSE, call = call)
-  list(reps = reps, rpm = rpm, rpm_shared = rpm_shared)
+  list(prompt = prompt, reps = reps, rpm = rpm, rpm_shared = rpm_shared)
 }
 
 # Retries, seed, the user's callbacks and the cut-offs.
@@ -75,12 +89,13 @@ check_run_args <- function(max_tries, max_seconds, seed_par, is_transient, backo
   invisible()
 }
 
+# A key given in `api_key` that cannot be one is a bad argument; the message never shows the value.
 check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
   if (!is_api_key(api_key)) {
-    tabscreen_abort(
-      c("{.arg api_key} must be a single non-empty string.",
+    abort_arg(
+      c(if (rlang::is_string(api_key)) "{.arg api_key} is empty." else "{.arg api_key} must be a single non-empty string, not {.obj_type_friendly {api_key}}.",
         "i" = "Leave it out to read the key from {.envvar {env_var}}."),
-      class = "tabscreen_error_api_key", call = call
+      class = "tabscreen_error_api_key", arg = "api_key", call = call
     )
   }
   api_key
@@ -152,7 +167,7 @@ launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
   messages <- arg_list$messages
   user <- user_columns(rec$data, c(rec$studyid_col, rec$title_col, rec$abstract_col),
     studyid_generated = is.null(rec$studyid_col), messages = messages)
-  inform_blank_fields(rec$titles, rec$abstracts, messages)
+  inform_blank_fields(rec$blank, messages)
   if (all(arg_list$reps == 1) && (!is.null(arg_list$incl_cutoff_upper) || !is.null(arg_list$incl_cutoff_lower))) {
     tabscreen_inform(c("i" = "The inclusion cut-offs apply only when {.arg reps} is above 1; they are ignored."), messages = messages)
   }
@@ -177,9 +192,10 @@ user_columns <- function(data, mapped, studyid_generated, messages) {
   tibble::as_tibble(as.list(data)[setdiff(other, clash)], .rows = nrow(data))
 }
 
-inform_blank_fields <- function(titles, abstracts, messages) {
-  title_blank <- is_blank_field(titles)
-  abstract_blank <- is_blank_field(abstracts)
+# `blank`: which titles and which abstracts are blank (screening_records()).
+inform_blank_fields <- function(blank, messages) {
+  title_blank <- blank$title
+  abstract_blank <- blank$abstract
   blank_title <- sum(title_blank)
   blank_abstract <- sum(abstract_blank)
   if (blank_title + blank_abstract == 0) {

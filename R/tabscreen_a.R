@@ -12,8 +12,24 @@
 #' labelled and fenced (`<title>...</title>`, `<abstract>...</abstract>`) so that text inside an
 #' abstract cannot pass for your instructions. Runs of white space (line breaks included) become one
 #' space. A missing or blank title or abstract (`NA`, only white space, or the text `"NA"`) is
-#' sent as "No information", and a message suggests removing such records; `answer_data` keeps
-#' your original text.
+#' sent as "No information", and a message counts such records and suggests removing them; a
+#' record whose title and abstract are both blank is still screened (the model sees
+#' "No information" twice, and the request is paid for), and `answer_data` keeps your original
+#' text. A data set in which every record is blank is refused before any request, with an error of
+#' class `tabscreen_error_data_blank`: it usually means that `title` and `abstract` name the wrong
+#' columns.
+#'
+#' @section Text encodings:
+#' Titles, abstracts, character study ids and prompts are sent as UTF-8. Text marked as Latin-1
+#' (e.g. read with `encoding = "latin1"`) is converted; text marked `"bytes"` is read as UTF-8.
+#' Text whose bytes are not valid UTF-8 (what `read.csv()` gives for a Windows-1252 export read
+#' without `fileEncoding`) is an error of class `tabscreen_error_encoding`, before any request. Its
+#' message names the column, the number of records affected and the first of their study ids,
+#' and the fix: read the file with its encoding (`read.csv(file, fileEncoding = "windows-1252")`,
+#' `read_refs(file, encoding = "windows-1252")`), or convert the column, e.g.
+#' `iconv(x, "windows-1252", "UTF-8")`, or `iconv(x, "", "UTF-8", sub = "byte")` when the
+#' encoding is unknown (each bad byte then reads as `<e9>`). The package does not repair such
+#' text itself: it cannot know the file's encoding, and a wrong guess would send mangled text.
 #'
 #' @section The decision:
 #' Unless you give `tools`, a built-in function is forced. It returns `decision_llm`: `"1"`
@@ -101,7 +117,9 @@
 #' Every argument is checked before anything is sent. A bad argument is an error of class
 #' `tabscreen_error_arg` (and `tabscreen_error`) with a class for the case:
 #' `tabscreen_error_data` (`data`), `tabscreen_error_data_column` (`title`, `abstract`, `studyid`
-#' naming no usable column), `tabscreen_error_studyid` (missing or repeated ids),
+#' naming no usable column), `tabscreen_error_data_blank` (every record blank),
+#' `tabscreen_error_encoding` (text that is not UTF-8, with `tabscreen_error_data` or
+#' `tabscreen_error_prompt`), `tabscreen_error_studyid` (missing or repeated ids),
 #' `tabscreen_error_prompt`, `tabscreen_error_model_unknown`, `tabscreen_error_model_duplicated`,
 #' `tabscreen_error_model_tools` (a model that cannot call tools here),
 #' `tabscreen_error_model_reasoning`, `tabscreen_error_model_verbosity`,
@@ -112,8 +130,11 @@
 #' `tabscreen_error_max_tries`, `tabscreen_error_max_seconds`, `tabscreen_error_seed_par`,
 #' `tabscreen_error_callback`, `tabscreen_error_arg_flag` (a `TRUE`/`FALSE` argument),
 #' `tabscreen_error_dots` (`...`), `tabscreen_error_model_prizes` (the price option) and
-#' `tabscreen_error_force` (a safety limit). A missing key is an error of class
-#' `tabscreen_error_api_key`, raised after all the other checks.
+#' `tabscreen_error_force` (a safety limit). Each such error names the argument in its message
+#' and in its field `arg`. A missing key is an error of class `tabscreen_error_api_key`, raised
+#' after all the other checks; an `api_key` that cannot be a key (not a single non-empty string)
+#' is of classes `tabscreen_error_api_key` and `tabscreen_error_arg`. The key itself is never
+#' shown.
 #'
 #' @section Speed and options:
 #' The requests run concurrently in the Go engine, paced by one limiter for `rpm` (one per model
@@ -300,6 +321,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   grid <- inputs$grid
   reps <- grid$reps
   rpm <- grid$rpm
+  prompt <- grid$prompt
 
   # How the questions are asked
   top_p <- check_top_p(top_p, call = call)

@@ -18,6 +18,8 @@
 #'
 #' @inheritSection tabscreen_a.tools The question
 #'
+#' @inheritSection tabscreen_a.tools Text encodings
+#'
 #' @section The decision:
 #' Unless you give `tools`, a built-in tool returns `decision_llm`: `"1"` (include), `"0"`
 #' (exclude) or, when `overinclusive = TRUE`, `"1.1"` (uncertain, counted as include in
@@ -211,6 +213,7 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   grid <- inputs$grid
   reps <- grid$reps
   rpm <- grid$rpm
+  prompt <- grid$prompt
   check_role(role, roles = "user", call = call)
   check_api_url(api_url, call = call)
   tool_spec <- check_tools_b(tools, call = call)

@@ -17,6 +17,8 @@
 #'
 #' @inheritSection tabscreen_a.tools The question
 #'
+#' @inheritSection tabscreen_a.tools Text encodings
+#'
 #' @section The decision:
 #' Unless you give `tools`, a built-in function is forced. It returns `decision_llm`: `"1"`
 #' (include), `"0"` (exclude) or, when `overinclusive = TRUE`, `"1.1"` (uncertain, counted as
@@ -184,6 +186,7 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   grid <- inputs$grid
   reps <- grid$reps
   rpm <- grid$rpm
+  prompt <- grid$prompt
   top_p <- check_top_p(top_p, exclude_zero = TRUE, call = call)
   check_role(role, roles = "user", call = call)
   check_api_url(api_url, call = call)

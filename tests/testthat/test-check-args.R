@@ -208,3 +208,66 @@ test_that("fine_tuned is deprecated and stands for custom_model", {
   , NA)
   expect_equal(fake$stats()$requests_total, 0)
 })
+
+# A custom tool in the Chat Completions shape (providers A and C).
+decide_tool <- list(type = "function", `function` = list(name = "decide", description = "Record the decision.",
+  parameters = list(type = "object", properties = list(decision_llm = list(type = "string", enum = c("1", "0"))),
+    required = "decision_llm")))
+
+test_that("tool_choice must name one of the tools (providers A and C)", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-check-args", PROVIDER_C_API_KEY = "sk-test-check-args")
+  fake <- local_fake_provider()
+  decide <- decide_tool
+  choose <- function(name) list(type = "function", `function` = list(name = name))
+
+  cnd <- expect_arg_error(screen_a(fake, tools = list(decide), tool_choice = choose("other")), "tabscreen_error_tool_choice")
+  expect_equal(cnd$arg, "tool_choice")
+  expect_match(conditionMessage(cnd), "\"other\"", fixed = TRUE)
+  expect_match(conditionMessage(cnd), "\"decide\"", fixed = TRUE)
+  allowed <- function(name) {
+    list(type = "allowed_tools", allowed_tools = list(mode = "required", tools = list(choose(name))))
+  }
+  expect_arg_error(screen_a(fake, tools = list(decide), tool_choice = allowed("other")), "tabscreen_error_tool_choice")
+  # provider B's shape is not provider A's
+  expect_arg_error(screen_a(fake, tools = list(decide), tool_choice = list(type = "tool", name = "decide")),
+    "tabscreen_error_tool_choice")
+  cnd <- expect_arg_error(screen_c(fake, tools = list(decide), tool_choice = choose("decid")),
+    "tabscreen_error_tool_choice", fun = "tabscreen_c")
+  expect_match(conditionMessage(cnd), "Did you mean", fixed = TRUE)
+  expect_equal(fake$stats()$requests_total, 0)
+
+  # the choices that name a tool that is there still screen
+  res <- screen_a(fake, data = test_records()[1:2, ], tools = list(decide), tool_choice = choose("decide"))
+  expect_equal(nrow(res$answer_data), 2)
+  res <- screen_a(fake, data = test_records()[1:2, ], tools = list(decide), tool_choice = allowed("decide"))
+  expect_equal(nrow(res$answer_data), 2)
+  res <- screen_c(fake, data = test_records()[1:2, ], tools = list(decide), tool_choice = choose("decide"))
+  expect_equal(nrow(res$answer_data), 2)
+})
+
+test_that("tools must have usable, distinct names (provider B's forced tool, and A and C)", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-check-args", PROVIDER_B_API_KEY = "sk-test-check-args")
+  fake <- local_fake_provider()
+  # Provider B forces no user choice; what it relies on is that tools have usable, distinct names.
+  decide_b <- list(name = "decide", input_schema = list(type = "object",
+    properties = list(decision_llm = list(type = "string", enum = c("1", "0")))))
+  cnd <- expect_arg_error(screen_b(fake, tools = list(decide_b, decide_b)), "tabscreen_error_tools", fun = "tabscreen_b")
+  expect_match(conditionMessage(cnd), "more than one tool named", fixed = TRUE)
+  spaced <- decide_b
+  spaced$name <- "record decision"
+  expect_arg_error(screen_b(fake, tools = list(spaced)), "tabscreen_error_tools", fun = "tabscreen_b")
+  expect_arg_error(screen_a(fake, tools = list(decide_tool, decide_tool)), "tabscreen_error_tools")
+  expect_equal(fake$stats()$requests_total, 0)
+})
+
+test_that("screen_errors() checks its arguments even when there is nothing to re-send", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-check-args")
+  fake <- local_fake_provider()
+  res <- screen_a(fake, data = test_records()[1:2, ])
+  expect_null(res$error_data)
+  expect_arg_error(screen_errors(res, max_tries = 0), "tabscreen_error_max_tries", fun = "screen_errors")
+  expect_arg_error(screen_errors(res, backoff = 2), "tabscreen_error_callback", fun = "screen_errors")
+  expect_arg_error(screen_errors(res, api_key = NA), "tabscreen_error_api_key", fun = "screen_errors")
+  expect_arg_error(screen_errors(res, stream = TRUE), "tabscreen_error_dots", fun = "screen_errors")
+  expect_message(expect_identical(screen_errors(res, max_tries = 2, messages = TRUE), res), "no failed requests")
+})

@@ -242,6 +242,30 @@ test_that("a tag with one space before its hyphen is an error that says so", {
   expect_match(conditionMessage(cnd), "two spaces", fixed = TRUE)
 })
 
+test_that("text in another encoding is an error giving the lines and the encoding to name", {
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "windows.ris")
+  # A Windows-1252 export: curly quotes and accented letters, on lines 2, 3 and 5.
+  lines <- c("TY  - JOUR", "TI  - \x93Functional\x94 family therapy", "AB  - Caf\xe9 study", "ER  - ",
+    "TY  - JOUR", "TI  - Th\xe9rapie", "ER  - ")
+  writeBin(charToRaw(paste0(paste(lines, collapse = "\n"), "\n")), path)
+  cnd <- expect_parse_error(read_refs(path), "windows.ris", 2)
+  expect_s3_class(cnd, "tabscreen_error_encoding")
+  msg <- gsub("\\s+", " ", conditionMessage(cnd))
+  expect_match(msg, "not valid UTF-8 in 3 lines: 2, 3, and 6", fixed = TRUE)
+  expect_match(msg, "read_refs(\"windows.ris\", encoding = \"windows-1252\")", fixed = TRUE)
+  # and read with that encoding
+  refs <- read_refs(path, encoding = "windows-1252")
+  expect_equal(refs$title, c("\u201cFunctional\u201d family therapy", "Th\u00e9rapie"))
+  # Bytes that Windows-1252 does not define: any encoding that fits must be named.
+  writeBin(charToRaw("TY  - JOUR\nTI  - \x81\x8d odd\nER  - \n"), path)
+  cnd <- expect_parse_error(read_refs(path), "windows.ris", 2)
+  expect_match(gsub("\\s+", " ", conditionMessage(cnd)), "encoding = \"latin1\"", fixed = TRUE)
+  cnd <- expect_parse_error(read_refs(path, encoding = "windows-1252"), "windows.ris", 2)
+  expect_s3_class(cnd, "tabscreen_error_encoding")
+  expect_match(conditionMessage(cnd), "not valid windows-1252", fixed = TRUE)
+})
+
 test_that("other encodings are read when named, and UTF-16 by its byte-order mark", {
   refs <- read_refs(fixture("latin1.ris"), encoding = "latin1")
   expect_equal(refs$title, "Andr\u00e9 and the therapy")
