@@ -21,8 +21,9 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
   [ -e "$f" ] && printf '%s\0' "$f"
 done | tar --null -T - -cf - | tar -xf - -C "$stage/tabscreen"
 
-# Dot files in the modules (CI and editor settings) are not build inputs.
-(cd "$stage/tabscreen" && go mod vendor && tar --exclude='.*' -cJf src/go-vendor.tar.xz vendor && rm -rf vendor)
+# Dot files and Makefiles in the modules (CI, editor and developer settings) are not build
+# inputs, and R CMD check would read the Makefiles as the package's own.
+(cd "$stage/tabscreen" && go mod vendor && tar --exclude='.*' --exclude=Makefile -cJf src/go-vendor.tar.xz vendor && rm -rf vendor)
 (cd "$stage" && R CMD build --no-manual tabscreen >"$stage/build.log" 2>&1) || { cat "$stage/build.log"; exit 1; }
 tarball=$(ls "$stage"/tabscreen_*.tar.gz)
 mv "$tarball" "$out/"
