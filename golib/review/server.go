@@ -395,10 +395,13 @@ func listen(asked, stored int) (net.Listener, error) {
 		}
 		return ln, nil
 	}
-	if stored > 0 {
+	// The app killed a moment ago may still hold the port while it closes: wait a little for it
+	// before taking another, which a tab left open would not find.
+	for try := 0; stored > 0 && try < 15; try++ {
 		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(stored)); err == nil {
 			return ln, nil
 		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	return net.Listen("tcp", "127.0.0.1:0")
 }

@@ -51,10 +51,16 @@
       if (k === "class") node.className = v;
       else node.setAttribute(k, v === true ? "" : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
     }
+    return node;
+  }
+
+  // Node.append() would put null in as the text "null".
+  function append(node, ...children) {
+    for (const c of children.flat(Infinity)) if (c !== null && c !== undefined && c !== false) node.append(c);
     return node;
   }
 
@@ -172,8 +178,7 @@
   function goOffline() {
     S.online = false;
     showStatus("offline");
-    banner("Not saved: the app is not running. Your last " + S.outbox.length +
-      (S.outbox.length === 1 ? " decision is" : " decisions are") +
+    banner("Not saved: the app is not running. " + (S.outbox.length === 1 ? "Your last decision is" : "Your last " + S.outbox.length + " decisions are") +
       " kept in this browser and sent as soon as the app is back (run screen_review() again in R).");
     clearTimeout(S.retryTimer);
     S.retryTimer = setTimeout(reconnect, 2000);
@@ -228,7 +233,8 @@
     S.list = queueItems(q);
     const stored = keepKey || load("pos:" + S.reviewer + ":" + q, null);
     let pos = stored ? S.list.findIndex((it) => itemKey(it) === stored) : -1;
-    if (pos < 0) pos = nextUndecided(-1);
+    // A conflict is decided by both reviewers already: its queue starts at the top.
+    if (pos < 0) pos = q === "conflicts" ? 0 : nextUndecided(-1);
     S.pos = pos < 0 ? S.list.length : pos;
     startClock();
     render();
@@ -290,8 +296,10 @@
     setDecision(d, true);
     flush();
     if (S.queue === "conflicts") {
+      // A settled conflict leaves the queue, and the next one moves into its place.
       S.list = queueItems("conflicts");
-      go(Math.min(S.pos, S.list.length));
+      const still = S.list.findIndex((x) => itemKey(x) === k);
+      go(still >= 0 ? still + 1 : Math.min(S.pos, S.list.length));
       return;
     }
     const next = nextUndecided(S.pos);
@@ -459,6 +467,7 @@
   }
 
   function duration(sec) {
+    if (sec < 1) return "under 1 s";
     if (sec < 90) return Math.round(sec) + " s";
     if (sec < 5400) return Math.round(sec / 60) + " min";
     return (sec / 3600).toFixed(1) + " h";
@@ -549,7 +558,7 @@
     if (!blank(it.promptid)) bits.push("prompt " + it.promptid);
     if (!blank(it.model)) bits.push(it.model + (!blank(it.submodel) && it.submodel !== it.model ? " (" + it.submodel + ")" : ""));
     if (!blank(it.top_p)) bits.push("top_p " + it.top_p);
-    return bits.join(" \u00b7 ");
+    return bits.map((b, i) => [i > 0 ? " \u00b7 " : null, el("span", { class: "bit" }, b)]);
   }
 
   function probability(it) {
@@ -589,7 +598,7 @@
   function humanBox(it) {
     if (!S.meta.human_column) return null;
     const h = it.human;
-    return el("div", null, el("span", { class: "label" }, "Earlier human (" + S.meta.human_column + ")"),
+    return el("div", null, el("span", { class: "label" }, "Earlier human ", el("span", { class: "column" }, S.meta.human_column)),
       h === 1 ? pill("Include", "include") : h === 0 ? pill("Exclude", "exclude") : pill("none", "none"));
   }
 
@@ -645,7 +654,7 @@
       conflicts: "No record has different decisions from two reviewers.",
     }[S.queue];
     card.className = "card empty";
-    card.append(el("h1", null, "The " + q.label + " queue is empty"), el("p", null, why),
+    append(card, el("h1", null, "The " + q.label + " queue is empty"), el("p", null, why),
       el("p", null, "Press 1\u20135 for another queue."));
   }
 
@@ -657,7 +666,7 @@
       if (d) counts[d.decision]++;
     }
     card.className = "card empty done";
-    card.append(
+    append(card,
       el("h1", null, S.queue === "conflicts" ? "No conflicts left" : "Every record of the " + q.label + " queue has your decision"),
       el("p", null, counts.Include + " Include \u00b7 " + counts.Exclude + " Exclude \u00b7 " + counts.Unsure + " Unsure"),
       el("p", null, "Press \u2190 to go back, 1\u20135 for another queue, or Finish to return the decisions to R.")
@@ -676,7 +685,7 @@
     const tags = [];
     if ((it.queues || []).includes("audit")) tags.push(el("span", { class: "tag audit" }, "Audit #" + it.audit_rank));
     if ((it.queues || []).includes("check")) tags.push(el("span", { class: "tag" }, "Check"));
-    card.append(
+    append(card,
       el("p", { class: "print-who" }, "Reviewer " + S.reviewer + " \u00b7 queue " + S.queue),
       el("p", { class: "card-top" }, el("span", { class: "pos" }, (S.pos + 1) + " / " + S.list.length),
         el("span", { class: "studyid" }, "Study " + it.studyid), tags),
@@ -800,6 +809,10 @@
 
   function wire() {
     document.addEventListener("keydown", onKey);
+    // A printed record shows its prompt, which the page keeps folded.
+    window.addEventListener("beforeprint", () => {
+      for (const d of document.querySelectorAll("details")) d.open = true;
+    });
     for (const b of document.querySelectorAll("[data-decide]")) {
       b.addEventListener("click", () => decide(b.getAttribute("data-decide")));
     }
