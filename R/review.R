@@ -519,6 +519,7 @@ review_prompt_key <- function(promptid) {
 # its other forms.
 prompt_terms <- function(prompt) {
   words <- regmatches(prompt, gregexpr("[[:alpha:]][[:alpha:]-]*[[:alpha:]]", prompt))[[1]]
+  if (length(words) == 0) return(character())
   acronym <- grepl("^[[:upper:]]{2,}$", words)
   words <- tolower(words)
   keep <- (nchar(words) >= 4 | acronym) & !words %in% review_stopwords
@@ -556,8 +557,8 @@ review_start <- function(rev, items, meta, port, call) {
     port = if (is.null(port)) 0L else as.integer(port), port_file = port_file)))
   child <- core_child_command("C_review_serve")
   # stdin is a pipe: when this R session ends, however it ends, the app reads EOF and exits.
-  proc <- processx::process$new(child$program, child$args(options), stdin = "|", stdout = NULL,
-    stderr = err_file, cleanup = TRUE)
+  proc <- keep_random_state(processx::process$new(child$program, child$args(options), stdin = "|", stdout = NULL,
+    stderr = err_file, cleanup = TRUE))
   state <- new.env(parent = emptyenv())
   state$proc <- proc
   state$stopped <- FALSE
