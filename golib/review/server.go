@@ -26,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tabscreen/tabscreen/golib/lifeline"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -207,16 +208,6 @@ func (s *Server) state(r *http.Request) (any, error) {
 	return map[string]any{"run_id": s.runID, "store": s.store.Path, "page": s.page, "decisions": decisions}, nil
 }
 
-type decideRequest struct {
-	StudyID  string  `json:"studyid"`
-	Group    string  `json:"group"`
-	Reviewer string  `json:"reviewer"`
-	Decision string  `json:"decision"`
-	Note     string  `json:"note"`
-	Seconds  float64 `json:"seconds"`
-	Queue    string  `json:"queue"`
-}
-
 func readJSON(r *http.Request, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
@@ -240,7 +231,7 @@ func checkReviewer(name string) (string, error) {
 }
 
 func (s *Server) decide(r *http.Request) (any, error) {
-	var req decideRequest
+	var req store.Decision // decided_at, if sent, is the page's clock: the store sets its own
 	if err := readJSON(r, &req); err != nil {
 		return nil, err
 	}
@@ -261,8 +252,8 @@ func (s *Server) decide(r *http.Request) (any, error) {
 	if math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0) || req.Seconds < 0 {
 		req.Seconds = 0
 	}
-	d, err := s.store.Decide(s.runID, it, store.Decision{Reviewer: reviewer, Decision: req.Decision,
-		Note: strings.TrimSpace(req.Note), Seconds: req.Seconds, Queue: req.Queue})
+	req.Reviewer, req.Note = reviewer, strings.TrimSpace(req.Note)
+	d, err := s.store.Decide(s.runID, it, req)
 	if err != nil {
 		return nil, err
 	}
@@ -365,14 +356,8 @@ func Serve(ctx context.Context, opts Options) error {
 	if opts.Started != nil {
 		opts.Started(addr.URL)
 	}
-	ctx, stop := context.WithCancel(ctx)
+	ctx, stop := lifeline.Until(ctx, opts.Stdin)
 	defer stop()
-	if opts.Stdin != nil {
-		go func() {
-			_, _ = io.Copy(io.Discard, opts.Stdin)
-			stop()
-		}()
-	}
 	select {
 	case <-ctx.Done():
 	case <-srv.Finished():
