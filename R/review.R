@@ -106,7 +106,6 @@
 #' @export
 #' @examples
 #' \dontshow{fake <- tabscreen:::example_fake_start()}
-#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[c(1:10, 181:190), ],
 #'   prompt = "Is this study about functional family therapy for young people who use drugs?",
@@ -126,7 +125,6 @@
 #' # Back in R: the decisions as a column of human decisions, and the audit.
 #' res <- screen_review_merge(res)
 #' screen_review_audit(res)
-#' options(old)
 #' \dontshow{tabscreen:::example_fake_stop(fake)}
 screen_review <- function(x, human_decision = NULL, queue = c("check", "disagreements", "audit", "all", "conflicts"),
                           reviewer = NULL, audit = NULL, seed = NULL, highlight = NULL, title = NULL, store = NULL,
