@@ -70,6 +70,7 @@
 #'
 #' @param x A screening result (class `llm`), its `answer_data_aggregated` or (each record asked
 #'   once) `answer_data`, or a data frame with their columns, e.g. read back from a file.
+#'   `screen_review_decisions()` also takes a running app or a run id.
 #' @param human_decision `NULL`, or the column of earlier human decisions (a bare name or a
 #'   string, values as in [screen_analyzer()]): shown on each record, and the Disagreements queue.
 #' @param queue The queue the page opens with: `"check"`, `"disagreements"`, `"audit"`, `"all"`
