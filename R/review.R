@@ -60,9 +60,10 @@
 #' The tables (open them with DBI): `review_decisions` (the current decision of each record,
 #' group and reviewer: `run_id`, `studyid`, `grp` (`promptid/model/top_p`), `promptid`, `model`,
 #' `top_p`, `reviewer`, `decision`, `note`, `seconds` (time on the record), `queue`, `audit`,
-#' `decided_at`), `review_events` (every decision, note and undo, in order), `review_audits`
-#' (the seed and size of a run's audit sample) and `review_access` (the port and token of the
-#' run's page).
+#' `decided_at`), `review_events` (every decision and note, in order; `undone` marks the ones
+#' taken back), `review_audits` (the seed and size of a run's audit sample) and `review_access`
+#' (the port and token of the run's page). [screen_store_delete()] leaves them alone: a run's
+#' answers can be deleted without its reviewers' work.
 #'
 #' The app is a small web server on 127.0.0.1 in a child R process: it answers while your R
 #' session is busy and ends with it. Only a page that has the run's token (it is in the address
@@ -280,7 +281,6 @@ screen_review_audit <- function(x, reviewer = NULL, confidence = 0.95, store = N
   rows <- lapply(groups, function(g) {
     s <- sampled[sampled$group == g, , drop = FALSE]
     key <- review_key(s$studyid, s$group)
-    decided <- d$decision[key_d %in% key]
     by <- split(d$decision[key_d %in% key], key_d[key_d %in% key])
     found <- sum(vapply(by, function(v) "Include" %in% v, logical(1)))
     unsure <- sum(vapply(by, function(v) !"Include" %in% v && "Unsure" %in% v, logical(1)))
@@ -292,10 +292,9 @@ screen_review_audit <- function(x, reviewer = NULL, confidence = 0.95, store = N
       excludes = sum(excl$group == g), seed = spec$seed, sampled = nrow(s), reviewed = n, found = found,
       unsure = unsure, share = if (n > 0) k / n else NA_real_, share_upper = upper,
       missed_upper = if (is.na(upper)) NA_real_ else ceiling(upper * sum(excl$group == g) - 1e-9),
-      confidence = confidence, decided = length(decided))
+      confidence = confidence)
   })
-  out <- tibble::as_tibble(do.call(rbind.data.frame, c(lapply(rows, function(r) r[names(r) != "decided"]),
-    stringsAsFactors = FALSE)))
+  out <- tibble::as_tibble(do.call(rbind.data.frame, c(rows, stringsAsFactors = FALSE)))
   if (nrow(out) == 0) {
     out <- tibble::tibble(promptid = integer(), model = character(), top_p = double(), excludes = integer(),
       seed = double(), sampled = integer(), reviewed = integer(), found = integer(), unsure = integer(),
