@@ -7,7 +7,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := tabscreen_$(VERSION).tar.gz
 PROVIDER ?= a
 
-.PHONY: all deps install tarball test test-go test-r test-windows test-configure test-cross test-offline check demo bench docs clean
+.PHONY: all deps install tarball test test-go test-r test-browser test-windows test-configure test-cross test-offline check demo bench docs clean
 
 all: install
 
@@ -22,9 +22,10 @@ install: deps
 docs: install
 	Rscript -e 'roxygen2::roxygenise(roclets = c("rd", "namespace"), load_code = roxygen2::load_installed)'
 
-# Go, the configure script, the macOS compile, the R tests, R CMD check of the source package as
-# users get it (Go modules inside), its install with no network, and the Windows cross-build.
-test: deps test-go test-cross test-configure install test-r check test-offline test-windows
+# Go, the configure script, the macOS compile, the R tests, the review page in a browser, R CMD check
+# of the source package as users get it (Go modules inside), its install with no network, and the
+# Windows cross-build.
+test: deps test-go test-cross test-configure install test-r test-browser check test-offline test-windows
 
 # The source package with its Go modules inside (src/go-vendor.tar.xz): installs offline.
 tarball: deps
@@ -52,6 +53,10 @@ test-cross:
 # Every phase is bounded, so that a hang fails the run in minutes instead of eating CI's budget.
 test-r: install
 	timeout 900 Rscript tools/run-tests.R
+
+# screen_review() in headless Chromium: keys, reload, a killed app, two reviewers, hostile text.
+test-browser: install
+	timeout 900 tools/test-browser.sh
 
 check: tarball
 	rm -rf tabscreen.Rcheck

@@ -45,17 +45,27 @@ fake_provider_command <- function(bin = NULL) {
         "--config", config)
     }))
   }
+  child <- core_child_command("C_fake_serve")
+  list(program = child$program, args = function(port_file, config) {
+    options <- paste0('{"host":"127.0.0.1","port":0,"port_file":', to_json_string(port_file),
+                      ',"config":', config, "}")
+    child$args(options)
+  })
+}
+
+# A child R process that loads only this package's DLL and calls the serving entry point `symbol`
+# (C_fake_serve, C_review_serve) with one JSON string of options; it serves until its stdin closes.
+# Returns list(program, args(options)).
+core_child_command <- function(symbol) {
   dll <- tabscreen_dll_path()
   rscript <- file.path(R.home("bin"), if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript")
   # No packages and no profile: the child needs only the DLL, and starts in a fraction of a second.
   serve <- paste(
     "a <- commandArgs(TRUE); d <- dyn.load(a[[1L]]);",
-    "r <- .Call(getNativeSymbolInfo('C_fake_serve', d), a[[2L]]);",
+    sprintf("r <- .Call(getNativeSymbolInfo('%s', d), a[[2L]]);", symbol),
     "if (!identical(r, '{}')) { cat(r, '\\n', file = stderr()); quit(status = 1L) }"
   )
-  list(program = rscript, args = function(port_file, config) {
-    options <- paste0('{"host":"127.0.0.1","port":0,"port_file":', to_json_string(port_file),
-                      ',"config":', config, "}")
+  list(program = rscript, args = function(options) {
     c("--vanilla", "--default-packages=NULL", "-e", serve, dll, options)
   })
 }

@@ -180,10 +180,18 @@ with_local_seed <- function(seed, expr) {
   if (is.null(seed)) {
     return(expr)
   }
+  keep_random_state({
+    set.seed(seed)
+    expr
+  })
+}
+
+# Evaluate `expr` and put the session's random number state back (processx, for one, draws from
+# it when it starts a process).
+keep_random_state <- function(expr) {
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(if (had) assign(".Random.seed", old, envir = env) else rm(".Random.seed", envir = env))
-  set.seed(seed)
+  on.exit(if (had) assign(".Random.seed", old, envir = env) else if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env))
   expr
 }

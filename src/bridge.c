@@ -149,3 +149,22 @@ SEXP C_store(SEXP request) {
   ts_leave_go();
   return finish(&o);
 }
+
+/* The review app of screen_review(): like C_fake_serve, called only in a child R process. */
+SEXP C_review_serve(SEXP options) {
+  const char *opts = string_arg(options, "options");
+  go_out o = {0};
+  ts_enter_go();
+  o.json = TsReviewServe((char *)opts);
+  ts_leave_go();
+  return finish_json(&o);
+}
+
+SEXP C_review(SEXP request) {
+  const char *r = string_arg(request, "request");
+  go_out o = {0};
+  ts_enter_go();
+  o.json = TsReview((char *)r, &o.buf[0], &o.len[0]);
+  ts_leave_go();
+  return finish(&o);
+}

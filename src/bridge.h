@@ -10,4 +10,6 @@ SEXP C_aggregate(SEXP answers, SEXP options);
 SEXP C_is_transient(SEXP status, SEXP headers, SEXP body);
 SEXP C_store(SEXP request);
 SEXP C_fake_serve(SEXP options);
+SEXP C_review_serve(SEXP options);
+SEXP C_review(SEXP request);
 #endif

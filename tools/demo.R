@@ -26,8 +26,9 @@ if (nzchar(Sys.getenv(key_var))) {
   on.exit(fake$stop(), add = TRUE)
   do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))
   api_url <- list(a = fake$url, b = fake$url_b, c = fake$url_c)[[provider]]
-  # Made-up answers do not belong in the user's answer store.
-  options(tabscreen.store = tempfile("tabscreen-demo-", fileext = ".sqlite"))
+  # Made-up answers do not belong in the user's answer store; this one outlives the demo, for the
+  # review below.
+  options(tabscreen.store = file.path(dirname(tempdir()), "tabscreen-demo.sqlite"))
   cli::cli_alert_warning(c(
     "{.envvar {key_var}} is not set: screening against the LOCAL FAKE provider at ",
     "{.url {api_url}}. Its decisions are random, not a model's."
@@ -36,7 +37,9 @@ if (nzchar(Sys.getenv(key_var))) {
 
 result <- do.call(screen, list(
   data, prompt = prompt, title = "title", abstract = "abstract", studyid = "studyid",
-  api_url = api_url, reps = 3, rpm = 5000
+  api_url = api_url, reps = 3, rpm = 5000, decision_description = TRUE,
+  # One include in three answers is a Check, for a human to decide (screen_review() below).
+  incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.3
 ))
 print(result)
 cat("\nAggregated decisions against the human decisions (human_code: 1 = included):\n")
@@ -48,3 +51,8 @@ cat("\nThe screening against the human decisions:\n")
 print(screen_analyzer(result, human_decision = human_code))
 cat("\nThe run in the answer store (", attr(result, "store")$path, "):\n", sep = "")
 print(screen_store()[c("run_id", "status", "jobs", "answered", "failed", "price_dollar")])
+saved <- file.path(dirname(tempdir()), "tabscreen-demo-result.rds")
+saveRDS(result, saved)
+cat("\nTo decide the Check records and audit 20 of the Excludes yourself, in the browser:\n")
+cat(sprintf('  R_LIBS=%s R -q -e \'library(tabscreen); res <- readRDS("%s"); d <- screen_review(res, human_decision = human_code, audit = 20, seed = 1)\'\n',
+  Sys.getenv("R_LIBS"), saved))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tabscreen needs on a Debian machine, and nothing that is already there: R and the
-# R packages from Debian (CRAN is not reachable here), the Go modules, and the npm package used by
-# the Arrow cross-check. Safe to run any number of times.
+# R packages from Debian (CRAN is not reachable here), the Go modules, and the npm packages of
+# tests/node (the Arrow cross-check, and puppeteer-core for the browser test of screen_review()).
+# Safe to run any number of times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +26,7 @@ command -v go >/dev/null || { echo "Go (>= 1.23) is required: https://go.dev/dl/
 go mod download
 
 if [ -f tests/node/package-lock.json ] && command -v npm >/dev/null; then
-  if [ ! -d tests/node/node_modules/apache-arrow ]; then
+  if [ ! -d tests/node/node_modules/apache-arrow ] || [ ! -d tests/node/node_modules/puppeteer-core ]; then
     (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
   fi
 fi

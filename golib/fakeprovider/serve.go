@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tabscreen/tabscreen/golib/lifeline"
 )
 
 // ServeOptions say where the fake listens and how it learns to stop. The developers' program
@@ -58,14 +60,8 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.Started != nil {
 		opts.Started(addr)
 	}
-	ctx, stop := context.WithCancel(ctx)
+	ctx, stop := lifeline.Until(ctx, opts.Stdin)
 	defer stop()
-	if opts.Stdin != nil {
-		go func() {
-			_, _ = io.Copy(io.Discard, opts.Stdin)
-			stop()
-		}()
-	}
 	<-ctx.Done()
 	return srv.Close(3 * time.Second)
 }

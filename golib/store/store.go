@@ -140,7 +140,14 @@ type Store struct {
 // Open opens the store at path, creating the file, its folder and its tables when needed. Every
 // way the file can be unusable (folder not writable, not a database, damaged, from a newer
 // version) is an error here, before a run sends anything.
-func Open(path string) (*Store, error) {
+func Open(path string) (*Store, error) { return open(path, "NORMAL") }
+
+// OpenDurable opens the store with synchronous = FULL: every commit is on the disk when it
+// returns, also across a power cut. The review app writes one decision per commit, a few a
+// minute, where the cost of the extra sync is nothing and a lost click is a reviewer's work.
+func OpenDurable(path string) (*Store, error) { return open(path, "FULL") }
+
+func open(path, synchronous string) (*Store, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, &Error{Class: "tabscreen_error_store", Message: "the answer store path is empty"}
 	}
@@ -160,7 +167,7 @@ func Open(path string) (*Store, error) {
 	q := url.Values{}
 	q.Add("_busy_timeout", "15000")
 	q.Add("_journal_mode", "WAL")
-	q.Add("_synchronous", "NORMAL")
+	q.Add("_synchronous", synchronous)
 	q.Add("_txlock", "immediate")
 	db, err := sql.Open("sqlite3", abs+"?"+q.Encode())
 	if err != nil {

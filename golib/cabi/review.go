@@ -1,0 +1,90 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/tabscreen/tabscreen/golib/review"
+	"github.com/tabscreen/tabscreen/golib/store"
+)
+
+// TsReviewServe serves the review page of screen_review() until the calling process's standard
+// input closes or the reviewer presses Finish. Like TsFakeServe it runs in a child R process that
+// loads only the package's DLL, so the server answers while the user's session is busy and the
+// user's signal handlers never meet its threads. Blocks; returns "{}" or an error document.
+//
+//export TsReviewServe
+func TsReviewServe(options *C.char) (result *C.char) {
+	defer recovered(&result)
+	var opts review.Options
+	if err := json.Unmarshal([]byte(C.GoString(options)), &opts); err != nil {
+		return cError("tabscreen_error_review", fmt.Errorf("review options are not valid JSON: %v", err))
+	}
+	opts.Stdin = os.Stdin
+	if err := review.Serve(context.Background(), opts); err != nil {
+		return storeErr(err)
+	}
+	return C.CString("{}")
+}
+
+type reviewRequest struct {
+	Op    string `json:"op"` // decisions, audit, stored_audit
+	Path  string `json:"path"`
+	RunID string `json:"run_id"`
+	Seed  int64  `json:"seed"`
+	Size  int    `json:"size"`
+}
+
+// TsReview reads a run's review decisions as a table, or fixes its audit sample (seed and size),
+// for screen_review() and its siblings in the user's R session.
+//
+//export TsReview
+func TsReview(request *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
+	defer recovered(&result)
+	*out, *outLen = nil, 0
+	var req reviewRequest
+	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
+		return cError("tabscreen_error_internal", fmt.Errorf("review request is not valid JSON: %v", err))
+	}
+	st, err := store.Open(req.Path)
+	if err != nil {
+		return storeErr(err)
+	}
+	defer st.Close()
+	switch req.Op {
+	case "decisions":
+		table, err := st.DecisionsTable(req.RunID)
+		if err != nil {
+			return storeErr(err)
+		}
+		if err := cTable(table, out, outLen); err != nil {
+			return cError("tabscreen_error_ipc", err)
+		}
+		return cJSON(map[string]any{"path": st.Path})
+	case "audit":
+		spec, err := st.Audit(req.RunID, req.Seed, req.Size)
+		if err != nil {
+			return storeErr(err)
+		}
+		return cJSON(spec)
+	case "stored_audit":
+		spec, ok, err := st.StoredAudit(req.RunID)
+		if err != nil {
+			return storeErr(err)
+		}
+		if !ok {
+			return cJSON(map[string]any{})
+		}
+		return cJSON(spec)
+	}
+	return cError("tabscreen_error_internal", fmt.Errorf("unknown review operation %q", req.Op))
+}
