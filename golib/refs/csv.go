@@ -1,0 +1,369 @@
+package refs
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tabscreen/tabscreen/golib/arrowio"
+)
+
+// csvScanner splits CSV records as R's read.csv() does: fields separated by one delimiter, a
+// field that starts with a quote runs to the closing quote (a doubled quote is a quote, line
+// breaks are kept), a quote inside an unquoted field is text, blank lines are skipped.
+type csvScanner struct {
+	lr     *lineReader
+	delim  byte
+	fields []string
+	quoted []bool
+}
+
+// next returns the next record's fields, whether each was quoted, and the record's first line.
+func (c *csvScanner) next() ([]string, []bool, int, error) {
+	var line []byte
+	for {
+		b, ok, err := c.lr.next()
+		if err != nil || !ok {
+			return nil, nil, 0, err
+		}
+		if !isBlank(b) {
+			line = b
+			break
+		}
+	}
+	start := c.lr.line
+	c.fields, c.quoted = c.fields[:0], c.quoted[:0]
+	var val []byte
+	i := 0
+	for {
+		val = val[:0]
+		quoted := i < len(line) && line[i] == '"'
+		if quoted {
+			i++
+			for {
+				j := bytes.IndexByte(line[i:], '"')
+				if j < 0 {
+					val = append(val, line[i:]...)
+					val = append(val, '\n')
+					b, ok, err := c.lr.next()
+					if err != nil {
+						return nil, nil, 0, err
+					}
+					if !ok {
+						return nil, nil, 0, &Error{Class: ClassParse, Kind: "csv_quote", Line: start,
+							Message: "a quoted field that starts on this line is not closed: the rest of the file would be one field",
+							Hint:    "Is a quote missing, or is this not a CSV file?"}
+					}
+					line, i = b, 0
+					continue
+				}
+				val = append(val, line[i:i+j]...)
+				i += j + 1
+				if i < len(line) && line[i] == '"' {
+					val = append(val, '"')
+					i++
+					continue
+				}
+				break
+			}
+		}
+		// Up to the delimiter (after a closing quote, text is kept as read.csv keeps it).
+		j := bytes.IndexByte(line[i:], c.delim)
+		if j < 0 {
+			j = len(line) - i
+		}
+		val = append(val, line[i:i+j]...)
+		i += j
+		c.fields = append(c.fields, string(val))
+		c.quoted = append(c.quoted, quoted)
+		if i >= len(line) {
+			return c.fields, c.quoted, start, nil
+		}
+		i++ // the delimiter
+	}
+}
+
+// The column names of the major exports (compared in lower case, white space trimmed) and the
+// named column each is read into; the first name of a column's list that a file has wins, the
+// others stay as they are. Scopus, Web of Science, PubMed, Embase, the Cochrane Library, CINAHL,
+// Lens, OpenAlex, Covidence, Rayyan, Zotero, EndNote, Google Scholar, Abstrackr, RIS tags.
+var csvAliases = []struct {
+	col   string
+	names []string
+}{
+	{"title", []string{"title", "ti", "t1", "article title", "primary title", "document title"}},
+	{"abstract", []string{"abstract", "ab", "n2", "abstract note"}},
+	{"authors", []string{"authors", "author", "author names", "author/s", "author(s)", "au", "a1", "first_authors"}},
+	{"year", []string{"year", "py", "publication year", "published year", "publication_year", "year published"}},
+	{"journal", []string{"journal", "source title", "journal title", "publication title", "journal/book", "jo", "publication", "source"}},
+	{"doi", []string{"doi", "do", "di"}},
+	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "pm"}},
+	{"keywords", []string{"keywords", "author keywords", "kw", "de"}},
+	{"type", []string{"type", "ty", "type_of_reference", "reference type"}},
+	{"database_id", []string{"database_id"}},
+	{"accession_number", []string{"accession_number", "accession number", "an", "ut (unique wos id)", "ut"}},
+	{"editors", []string{"editors", "editor", "a2", "ed"}},
+	{"date", []string{"date", "da", "date published", "publication date", "date of publication"}},
+	{"secondary_title", []string{"secondary_title", "secondary title", "t2"}},
+	{"journal_full", []string{"journal_full", "jf"}},
+	{"journal_abbrev", []string{"journal_abbrev", "ja", "journal abbreviation", "abbreviated source title", "ji"}},
+	{"volume", []string{"volume", "vl"}},
+	{"issue", []string{"issue", "issue number", "number", "is"}},
+	{"start_page", []string{"start_page", "start page", "page start", "first page", "beginning page", "sp", "bp", "pages"}},
+	{"end_page", []string{"end_page", "end page", "page end", "last page", "ending page", "ep"}},
+	{"issn", []string{"issn", "issns", "sn"}},
+	{"publisher", []string{"publisher", "book publisher", "pb", "pu"}},
+	{"place", []string{"place", "place published", "place_published", "cy"}},
+	{"language", []string{"language", "la", "language of original document"}},
+	{"url", []string{"url", "link", "ur"}},
+	{"notes", []string{"notes", "note", "n1"}},
+}
+
+// ColumnNames maps a table's column names to the named columns of read_refs(): the names of the
+// major exports (csvAliases) become the named column; others stay. write_refs() writes a data
+// frame's columns with the same map, so a CSV from a database is written as RIS with its authors,
+// year and DOI.
+func ColumnNames(names []string) []string {
+	out := append([]string(nil), names...)
+	low := make([]string, len(names))
+	for i, n := range names {
+		low[i] = strings.ToLower(strings.TrimSpace(n))
+	}
+	taken := make([]bool, len(names))
+	for _, a := range csvAliases {
+		if i := indexOf(names, a.col); i >= 0 {
+			taken[i] = true
+			continue
+		}
+	search:
+		for _, cand := range a.names {
+			for i := range names {
+				if !taken[i] && low[i] == cand {
+					out[i], taken[i] = a.col, true
+					break search
+				}
+			}
+		}
+	}
+	return out
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+type csvSniff struct {
+	found      bool
+	delim      byte
+	headerLine int
+	header     []string
+}
+
+var csvDelims = []byte{',', ';', '\t'}
+
+// sniffCSV finds the separator and the header in the head of a file: the first record (of the
+// first 30) that names a title column, for the separator that finds it first; several exports
+// (Embase) put lines about the search before the header. Without a title column the header is
+// the first record for the separator that gives it the most fields.
+func sniffCSV(head []byte) csvSniff {
+	best := csvSniff{}
+	fallback, most := csvSniff{delim: ','}, 0
+	for _, d := range csvDelims {
+		sc := &csvScanner{lr: newLineReader(bytes.NewReader(head)), delim: d}
+		for k := 0; k < 30; k++ {
+			fields, _, line, err := sc.next()
+			if err != nil || fields == nil {
+				break
+			}
+			if k == 0 && len(fields) > most {
+				most = len(fields)
+				fallback = csvSniff{delim: d, headerLine: line, header: append([]string(nil), fields...)}
+			}
+			if indexOf(ColumnNames(fields), "title") >= 0 {
+				if !best.found || line < best.headerLine || (line == best.headerLine && len(fields) > len(best.header)) {
+					best = csvSniff{found: true, delim: d, headerLine: line, header: append([]string(nil), fields...)}
+				}
+				break
+			}
+		}
+	}
+	if best.found {
+		return best
+	}
+	return fallback
+}
+
+// readCSV reads a CSV file whose head has been sniffed. Columns come as text, title and abstract
+// first (abstract all missing when the file has none), the others in the file's order with the
+// names of the major exports mapped (ColumnNames). Columns with no name and no value (an Excel
+// export's trailing separators) are dropped. The returned table's extra metadata says which
+// columns had a quoted field, for R's choice of types.
+func readCSV(br *bufio.Reader, head []byte, na map[string]bool) (*arrowio.Table, []string, csvSniff, error) {
+	sn := sniffCSV(head)
+	sc := &csvScanner{lr: newLineReader(br), delim: sn.delim}
+	var header []string
+	for {
+		fields, _, line, err := sc.next()
+		if err != nil {
+			return nil, nil, sn, readErr(sc.lr, err)
+		}
+		if fields == nil {
+			break
+		}
+		if line == sn.headerLine || sn.headerLine == 0 {
+			header = append([]string(nil), fields...)
+			break
+		}
+	}
+	if header == nil {
+		return nil, nil, sn, emptyOr(sc.lr)
+	}
+	names := uniqueNames(ColumnNames(header))
+	if indexOf(names, "title") < 0 {
+		if te := drainText(sc.lr); te != nil {
+			return nil, nil, sn, te
+		}
+		return nil, nil, sn, &Error{Class: ClassColumns, Kind: "no_title", Line: sn.headerLine, Columns: header,
+			Message: "the CSV has no title column"}
+	}
+	cols := make([]strColumn, len(names))
+	quoted := make([]bool, len(names))
+	n := 0
+	for {
+		fields, q, line, err := sc.next()
+		if err != nil {
+			return nil, nil, sn, readErr(sc.lr, err)
+		}
+		if fields == nil {
+			break
+		}
+		for k := len(names); k < len(fields); k++ {
+			if strings.TrimSpace(fields[k]) != "" {
+				if te := drainText(sc.lr); te != nil {
+					return nil, nil, sn, te
+				}
+				return nil, nil, sn, &Error{Class: ClassParse, Kind: "csv_fields", Line: line, Message: fmt.Sprintf(
+					"this row has %d fields but the header (line %d) names %d columns", len(fields), sn.headerLine, len(names)),
+					Hint: fmt.Sprintf("The columns are separated by %s; is a field's quote missing?", delimName(sn.delim))}
+			}
+		}
+		for k := range names {
+			v, ok := "", false
+			if k < len(fields) {
+				v, ok = fields[k], !na[strings.TrimSpace(fields[k])]
+				quoted[k] = quoted[k] || q[k]
+			}
+			cols[k].vals = append(cols[k].vals, v)
+			cols[k].valid = append(cols[k].valid, ok)
+		}
+		n++
+	}
+	if te := sc.lr.textError(); te != nil {
+		return nil, nil, sn, te
+	}
+	t := arrowio.NewTable(n)
+	var textCols []string
+	order := csvOrder(names, cols)
+	for _, k := range order {
+		t.AddStr(names[k], cols[k].vals, cols[k].valid)
+		if quoted[k] {
+			textCols = append(textCols, names[k])
+		}
+	}
+	if indexOf(names, "abstract") < 0 {
+		t.Columns = append(t.Columns[:1], append([]arrowio.Column{{Name: "abstract", Kind: arrowio.KindUtf8,
+			Str: make([]string, n), Valid: make([]bool, n)}}, t.Columns[1:]...)...)
+	}
+	return t, textCols, sn, nil
+}
+
+// csvOrder: title, abstract, then the file's order, without the columns that have neither a name
+// nor a value.
+func csvOrder(names []string, cols []strColumn) []int {
+	var order []int
+	for _, front := range []string{"title", "abstract"} {
+		if i := indexOf(names, front); i >= 0 {
+			order = append(order, i)
+		}
+	}
+	for k, name := range names {
+		if name == "title" || name == "abstract" || (strings.HasPrefix(name, unnamedPrefix) && !anyValid(cols[k].valid)) {
+			continue
+		}
+		order = append(order, k)
+	}
+	return order
+}
+
+const unnamedPrefix = "...column_"
+
+func anyValid(v []bool) bool {
+	for _, ok := range v {
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// uniqueNames names the unnamed columns and makes repeated names unique as R's make.unique(sep =
+// "_") does.
+func uniqueNames(names []string) []string {
+	out := make([]string, len(names))
+	seen := make(map[string]int, len(names))
+	for i, n := range names {
+		if strings.TrimSpace(n) == "" {
+			n = unnamedPrefix + strconv.Itoa(i+1)
+		}
+		if k, dup := seen[n]; dup {
+			seen[n] = k + 1
+			n = n + "_" + strconv.Itoa(k)
+		} else {
+			seen[n] = 1
+		}
+		out[i] = n
+	}
+	return out
+}
+
+func delimName(d byte) string {
+	switch d {
+	case ';':
+		return "semicolons"
+	case '\t':
+		return "tabs"
+	}
+	return "commas"
+}
+
+// readErr prefers an encoding or binary problem of the file to the error it caused.
+func readErr(lr *lineReader, err error) error {
+	if te := drainText(lr); te != nil {
+		return te
+	}
+	return err
+}
+
+func drainText(lr *lineReader) error {
+	if err := lr.drain(); err != nil {
+		return err
+	}
+	if te := lr.textError(); te != nil {
+		return te
+	}
+	return nil
+}
+
+func emptyOr(lr *lineReader) error {
+	if te := drainText(lr); te != nil {
+		return te
+	}
+	return &Error{Class: ClassParse, Kind: "empty", Message: "the file holds no references (it is empty)"}
+}
