@@ -351,7 +351,7 @@ var bibTypes = map[string]string{
 
 // mapBibTeX: the key is the database id; authors and editors are split at "and"; keywords at
 // commas or semicolons; pages into start and end; the year is the year field, else the date's.
-func mapBibTeX(e *bibEntry, na map[string]bool, r *row) (*row, int32, bool) {
+func mapBibTeX(e *bibEntry, na naSet, r *row) (*row, int32, bool) {
 	r.reset()
 	if t, ok := bibTypes[e.typ]; ok {
 		r.add("type", t)
@@ -365,7 +365,7 @@ func mapBibTeX(e *bibEntry, na map[string]bool, r *row) (*row, int32, bool) {
 	hasYear := false
 	for _, f := range e.fields {
 		v := latexText(f.val)
-		if na[v] {
+		if na.has(v) {
 			continue
 		}
 		switch f.tag {

@@ -36,14 +36,11 @@ func loadExpected(t *testing.T) map[string]expectation {
 	return exp
 }
 
-func nonEmpty(t *testing.T, res *Result, name string) int {
-	c, ok := res.Table.Col(name)
-	if !ok {
-		return 0
-	}
+func nonEmpty(tt *testTable, name string) int {
+	vals, valid := tt.col(name)
 	n := 0
-	for i, v := range c.Str {
-		if !c.IsNull(i) && strings.TrimSpace(v) != "" {
+	for i, v := range vals {
+		if valid[i] && strings.TrimSpace(v) != "" {
 			n++
 		}
 	}
@@ -63,7 +60,7 @@ func TestCorpus(t *testing.T) {
 	exp := loadExpected(t)
 	good := 0
 	for name, e := range exp {
-		res, err := ReadFile(filepath.Join(corpusDir, name), Options{Format: "auto", NA: []string{"", "NA"}})
+		res, err := readTestFile(filepath.Join(corpusDir, name), Options{Format: "auto", NA: []string{"", "NA"}})
 		ok := false
 		switch {
 		case err != nil:
@@ -77,26 +74,26 @@ func TestCorpus(t *testing.T) {
 			for _, v := range e.N.([]any) {
 				ns = append(ns, int(v.(float64)))
 			}
-			ok = slices.Contains(ns, res.Table.NumRows)
+			ok = slices.Contains(ns, res.rows)
 			if !ok {
-				t.Errorf("%s (%s): %d records, want an error or one of %v", name, res.Format, res.Table.NumRows, ns)
+				t.Errorf("%s (%s): %d records, want an error or one of %v", name, res.format, res.rows, ns)
 			}
 		default:
 			want := int(e.N.(float64))
 			if c, ok := corrections[name]; ok {
 				want = c
 			}
-			ok = res.Table.NumRows == want
+			ok = res.rows == want
 			if !ok {
-				t.Errorf("%s (%s): %d records, want %d", name, res.Format, res.Table.NumRows, want)
+				t.Errorf("%s (%s): %d records, want %d", name, res.format, res.rows, want)
 			}
-			if e.NTitle != nil && nonEmpty(t, res, "title") != *e.NTitle {
+			if e.NTitle != nil && nonEmpty(res, "title") != *e.NTitle {
 				ok = false
-				t.Errorf("%s (%s): %d titles, want %d", name, res.Format, nonEmpty(t, res, "title"), *e.NTitle)
+				t.Errorf("%s (%s): %d titles, want %d", name, res.format, nonEmpty(res, "title"), *e.NTitle)
 			}
-			if e.NAbstract != nil && nonEmpty(t, res, "abstract") != *e.NAbstract {
+			if e.NAbstract != nil && nonEmpty(res, "abstract") != *e.NAbstract {
 				ok = false
-				t.Errorf("%s (%s): %d abstracts, want %d", name, res.Format, nonEmpty(t, res, "abstract"), *e.NAbstract)
+				t.Errorf("%s (%s): %d abstracts, want %d", name, res.format, nonEmpty(res, "abstract"), *e.NAbstract)
 			}
 		}
 		if ok {

@@ -1,13 +1,10 @@
 package refs
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
 // csvScanner splits CSV records as R's read.csv() does: fields separated by one delimiter, a
@@ -200,19 +197,18 @@ func sniffCSV(head []byte) csvSniff {
 	return fallback
 }
 
-// readCSV reads a CSV file whose head has been sniffed. Columns come as text, title and abstract
-// first (abstract all missing when the file has none), the others in the file's order with the
-// names of the major exports mapped (ColumnNames). Columns with no name and no value (an Excel
-// export's trailing separators) are dropped. The returned table's extra metadata says which
-// columns had a quoted field, for R's choice of types.
-func readCSV(br *bufio.Reader, head []byte, na map[string]bool) (*arrowio.Table, []string, csvSniff, error) {
-	sn := sniffCSV(head)
-	sc := &csvScanner{lr: newLineReader(br), delim: sn.delim}
+// readCSV reads a CSV file whose head has been sniffed and sends its rows in chunks. Columns come
+// as text, title and abstract first (abstract all missing when the file has none), the others in
+// the file's order with the names of the major exports mapped (ColumnNames). A column with no
+// name gets one; when it has no value either (an Excel export's trailing separators) it is left
+// out. It returns the columns that had a quoted field, for R's choice of types.
+func readCSV(lr *lineReader, sn csvSniff, na naSet, chunkRows int, send func(*Chunk) bool) ([]string, error) {
+	sc := &csvScanner{lr: lr, delim: sn.delim}
 	var header []string
 	for {
 		fields, _, line, err := sc.next()
 		if err != nil {
-			return nil, nil, sn, readErr(sc.lr, err)
+			return nil, err
 		}
 		if fields == nil {
 			break
@@ -223,70 +219,83 @@ func readCSV(br *bufio.Reader, head []byte, na map[string]bool) (*arrowio.Table,
 		}
 	}
 	if header == nil {
-		return nil, nil, sn, emptyOr(sc.lr)
+		return nil, &Error{Class: ClassParse, Kind: "empty", Message: "the file holds no references (it is empty)"}
 	}
 	names := uniqueNames(ColumnNames(header))
 	if indexOf(names, "title") < 0 {
-		if te := drainText(sc.lr); te != nil {
-			return nil, nil, sn, te
-		}
-		return nil, nil, sn, &Error{Class: ClassColumns, Kind: "no_title", Line: sn.headerLine, Columns: header,
+		return nil, &Error{Class: ClassColumns, Kind: "no_title", Line: sn.headerLine, Columns: header,
 			Message: "the CSV has no title column"}
 	}
-	cols := make([]strColumn, len(names))
+	// Column k of the file is column order[k] of the table; -1 for the unnamed ones, which are
+	// added only when they have a value.
+	order := csvOrder(names)
 	quoted := make([]bool, len(names))
-	n := 0
+	newBuilder := func(prev *chunkBuilder) *chunkBuilder {
+		tb := newChunkBuilder(false, chunkRows, nil)
+		if prev != nil {
+			tb = prev.next()
+		}
+		for _, k := range order {
+			tb.column(names[k])
+		}
+		if indexOf(names, "abstract") < 0 {
+			tb.order = append(tb.order[:1], append([]string{"abstract"}, tb.order[1:]...)...)
+			tb.cols["abstract"] = tb.newCol("abstract")
+		}
+		return tb
+	}
+	tb := newBuilder(nil)
+	sent := false
+	one := make([]string, 1)
 	for {
 		fields, q, line, err := sc.next()
 		if err != nil {
-			return nil, nil, sn, readErr(sc.lr, err)
+			return nil, err
 		}
 		if fields == nil {
 			break
 		}
 		for k := len(names); k < len(fields); k++ {
 			if strings.TrimSpace(fields[k]) != "" {
-				if te := drainText(sc.lr); te != nil {
-					return nil, nil, sn, te
-				}
-				return nil, nil, sn, &Error{Class: ClassParse, Kind: "csv_fields", Line: line, Message: fmt.Sprintf(
+				return nil, &Error{Class: ClassParse, Kind: "csv_fields", Line: line, Message: fmt.Sprintf(
 					"this row has %d fields but the header (line %d) names %d columns", len(fields), sn.headerLine, len(names)),
 					Hint: fmt.Sprintf("The columns are separated by %s; is a field's quote missing?", delimName(sn.delim))}
 			}
 		}
 		for k := range names {
-			v, ok := "", false
-			if k < len(fields) {
-				v, ok = fields[k], !na[strings.TrimSpace(fields[k])]
-				quoted[k] = quoted[k] || q[k]
+			if k >= len(fields) || na.has(strings.TrimSpace(fields[k])) {
+				continue
 			}
-			cols[k].vals = append(cols[k].vals, v)
-			cols[k].valid = append(cols[k].valid, ok)
+			quoted[k] = quoted[k] || q[k]
+			col := tb.column(names[k])
+			col.padTo(tb.n)
+			one[0] = fields[k]
+			col.push(one, "")
 		}
-		n++
+		tb.n++
+		if tb.n >= chunkRows {
+			if !send(tb.chunk()) {
+				return nil, nil
+			}
+			tb, sent = newBuilder(tb), true
+		}
 	}
-	if te := sc.lr.textError(); te != nil {
-		return nil, nil, sn, te
+	if tb.n > 0 || !sent {
+		// A file of a header alone is a table without rows, with its columns.
+		send(tb.chunk())
 	}
-	t := arrowio.NewTable(n)
-	var textCols []string
-	order := csvOrder(names, cols)
-	for _, k := range order {
-		t.AddStr(names[k], cols[k].vals, cols[k].valid)
+	var text []string
+	for k, name := range names {
 		if quoted[k] {
-			textCols = append(textCols, names[k])
+			text = append(text, name)
 		}
 	}
-	if indexOf(names, "abstract") < 0 {
-		t.Columns = append(t.Columns[:1], append([]arrowio.Column{{Name: "abstract", Kind: arrowio.KindUtf8,
-			Str: make([]string, n), Valid: make([]bool, n)}}, t.Columns[1:]...)...)
-	}
-	return t, textCols, sn, nil
+	return text, nil
 }
 
-// csvOrder: title, abstract, then the file's order, without the columns that have neither a name
-// nor a value.
-func csvOrder(names []string, cols []strColumn) []int {
+// csvOrder: title, abstract, then the file's order, without the unnamed columns (added when they
+// have a value).
+func csvOrder(names []string) []int {
 	var order []int
 	for _, front := range []string{"title", "abstract"} {
 		if i := indexOf(names, front); i >= 0 {
@@ -294,24 +303,14 @@ func csvOrder(names []string, cols []strColumn) []int {
 		}
 	}
 	for k, name := range names {
-		if name == "title" || name == "abstract" || (strings.HasPrefix(name, unnamedPrefix) && !anyValid(cols[k].valid)) {
-			continue
+		if name != "title" && name != "abstract" && !strings.HasPrefix(name, unnamedPrefix) {
+			order = append(order, k)
 		}
-		order = append(order, k)
 	}
 	return order
 }
 
 const unnamedPrefix = "...column_"
-
-func anyValid(v []bool) bool {
-	for _, ok := range v {
-		if ok {
-			return true
-		}
-	}
-	return false
-}
 
 // uniqueNames names the unnamed columns and makes repeated names unique as R's make.unique(sep =
 // "_") does.
@@ -341,29 +340,4 @@ func delimName(d byte) string {
 		return "tabs"
 	}
 	return "commas"
-}
-
-// readErr prefers an encoding or binary problem of the file to the error it caused.
-func readErr(lr *lineReader, err error) error {
-	if te := drainText(lr); te != nil {
-		return te
-	}
-	return err
-}
-
-func drainText(lr *lineReader) error {
-	if err := lr.drain(); err != nil {
-		return err
-	}
-	if te := lr.textError(); te != nil {
-		return te
-	}
-	return nil
-}
-
-func emptyOr(lr *lineReader) error {
-	if te := drainText(lr); te != nil {
-		return te
-	}
-	return &Error{Class: ClassParse, Kind: "empty", Message: "the file holds no references (it is empty)"}
 }

@@ -266,8 +266,11 @@ func candidateBuckets(recs []dedupRec) [][]int {
 }
 
 // sameRecord names the rule by which a and b are one record, or "".
+// A rule left out of DedupOptions.Match is not used as evidence against a match either: without
+// "doi", the DOIs are not compared at all.
 func sameRecord(a, b *dedupRec, rules map[string]bool) string {
-	if a.pmid != "" && b.pmid != "" && a.pmid != b.pmid {
+	usePMID := rules["pmid"] && a.pmid != "" && b.pmid != ""
+	if usePMID && a.pmid != b.pmid {
 		return ""
 	}
 	if a.hasYear && b.hasYear && (a.year-b.year > 1 || b.year-a.year > 1) {
@@ -279,16 +282,13 @@ func sameRecord(a, b *dedupRec, rules map[string]bool) string {
 	if a.volume != "" && b.volume != "" && a.volume != b.volume {
 		return ""
 	}
-	if rules["pmid"] && a.pmid != "" && a.pmid == b.pmid {
+	if usePMID {
 		return "pmid"
 	}
-	if a.doi != "" && a.doi == b.doi {
-		if rules["doi"] && (a.title == "" || b.title == "" || titleSimilarity(a.title, b.title, 0.6) >= 0.6) {
+	if rules["doi"] && a.doi != "" && b.doi != "" {
+		if a.doi == b.doi && (a.title == "" || b.title == "" || titleSimilarity(a.title, b.title, 0.6) >= 0.6) {
 			return "doi"
 		}
-		return ""
-	}
-	if a.doi != "" && b.doi != "" {
 		return ""
 	}
 	// The same first page and volume: the same place in a journal, whatever its name's spelling.

@@ -27,8 +27,14 @@ func detect(head []byte) (string, error) {
 			Message: "the file holds NUL bytes: it is not a text export (a binary file?)"}
 	}
 	lines := headLines(head)
+	// A CSV's header comes before its values, which may hold anything (a RIS line in a quoted
+	// field of a table write_refs() wrote): lines from the header on are not looked at.
+	sn := sniffCSV(head)
 	seen := 0
-	for _, l := range lines {
+	for k, l := range lines {
+		if sn.found && k+1 >= sn.headerLine {
+			return FormatCSV, nil
+		}
 		if isBlank(l) {
 			continue
 		}
@@ -56,7 +62,7 @@ func detect(head []byte) (string, error) {
 	if _, at := firstLine(lines); at == 0 {
 		return "", &Error{Class: ClassParse, Kind: "empty", Message: "the file holds no references (it is empty)"}
 	}
-	if sniffCSV(head).found {
+	if sn.found {
 		return FormatCSV, nil
 	}
 	if first, _ := firstLine(lines); looksLikeCSV(first) {

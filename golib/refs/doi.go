@@ -50,6 +50,9 @@ func fillDOI(r *row, own, linked []string) {
 	}
 	for _, col := range linked {
 		for _, v := range r.values(col) {
+			if !strings.Contains(v, "doi.org/") && !strings.Contains(v, "DOI.ORG/") {
+				continue // most URLs and notes: no regexp run for them
+			}
 			if m := doiLink.FindStringSubmatch(v); m != nil {
 				r.add("doi", trimDOI(m[1]))
 				return
@@ -66,11 +69,14 @@ func fillPMID(r *row) {
 		return
 	}
 	if an := r.first("accession_number"); an != "" && allDigits(an) && len(an) <= 9 &&
-		(pubmedDB.MatchString(r.first("DP")) || pubmedDB.MatchString(r.first("DB"))) {
+		(fromPubMed(r.first("DP")) || fromPubMed(r.first("DB"))) {
 		r.add("pmid", an)
 		return
 	}
 	for _, col := range []string{"C3", "C2", "C1"} {
+		if v := r.first(col); len(v) < 6 || !strings.EqualFold(v[:6], "pubmed") {
+			continue
+		}
 		if m := pmidNote.FindStringSubmatch(r.first(col)); m != nil {
 			r.add("pmid", m[1])
 			return
@@ -78,6 +84,9 @@ func fillPMID(r *row) {
 	}
 	for _, col := range []string{"url", "L2"} {
 		for _, v := range r.values(col) {
+			if !strings.Contains(v, "pubmed") {
+				continue
+			}
 			if m := pmidLink.FindStringSubmatch(v); m != nil {
 				r.add("pmid", m[1])
 				return
@@ -97,3 +106,5 @@ func allDigits(s string) bool {
 	}
 	return true
 }
+
+func fromPubMed(db string) bool { return db != "" && pubmedDB.MatchString(db) }

@@ -41,17 +41,23 @@ func newLineReader(r io.Reader) *lineReader {
 }
 
 // next returns the next line without its end (and without a byte-order mark at its start: exports
-// joined with `cat` carry one per part). The slice is valid until the following call. ok is false
-// at the end of the file.
+// joined with `cat` carry one per part). The slice is valid until the following call (it is the
+// reader's buffer). ok is false at the end of the file.
 func (lr *lineReader) next() (line []byte, ok bool, err error) {
 	if lr.eof {
 		return nil, false, nil
 	}
 	lr.buf = lr.buf[:0]
+	var b []byte
 	for {
 		chunk, err := lr.r.ReadSlice(lr.sep)
+		if err == nil && len(lr.buf) == 0 {
+			b = chunk // the usual line, read in one piece: not copied
+			break
+		}
 		lr.buf = append(lr.buf, chunk...)
 		if err == nil {
+			b = lr.buf
 			break
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -62,12 +68,12 @@ func (lr *lineReader) next() (line []byte, ok bool, err error) {
 			if len(lr.buf) == 0 {
 				return nil, false, nil
 			}
+			b = lr.buf
 			break
 		}
 		return nil, false, err
 	}
 	lr.line++
-	b := lr.buf
 	if n := len(b); n > 0 && b[n-1] == lr.sep {
 		b = b[:n-1]
 	}

@@ -15,6 +15,7 @@ func parseMedline(lr *lineReader, emit func(fields []field) error) error {
 			return nil
 		}
 		n++
+		joinMore(cur)
 		err := emit(cur)
 		cur = cur[:0]
 		return err
@@ -45,8 +46,9 @@ func parseMedline(lr *lineReader, emit func(fields []field) error) error {
 			}
 		}
 		if len(cur) > 0 {
-			f := &cur[len(cur)-1]
-			f.val = joinWords(f.val, cleanValue(b))
+			if v := cleanValue(b); v != "" {
+				cur[len(cur)-1].more = append(cur[len(cur)-1].more, v)
+			}
 		}
 	}
 	if err := flush(); err != nil {
@@ -78,16 +80,6 @@ func medlineTagAt(b []byte) (string, []byte, bool) {
 	return tag, b[i+1:], true
 }
 
-func joinWords(a, b string) string {
-	switch {
-	case b == "":
-		return a
-	case a == "":
-		return b
-	}
-	return a + " " + b
-}
-
 // MEDLINE tags with a named column; the others keep their tag (see extraName).
 var medlineColumns = map[string]string{
 	"PMID": "pmid", "TI": "title", "AB": "abstract", "DP": "date", "TA": "journal_abbrev",
@@ -99,12 +91,12 @@ var medlineColumns = map[string]string{
 // (AU); keywords are the other terms (OT) and the MeSH headings (MH); the DOI is the LID or AID
 // marked [doi]; pages (PG) are split into start and end; the type is JOUR, or BOOK and CHAP for
 // PubMed's book records (BTI).
-func mapMedline(fields []field, na map[string]bool, r *row) (*row, int32, bool) {
+func mapMedline(fields []field, na naSet, r *row) (*row, int32, bool) {
 	r.reset()
 	var short, full []string
 	for _, f := range fields {
 		v := f.val
-		if na[v] {
+		if na.has(v) {
 			continue
 		}
 		switch f.tag {

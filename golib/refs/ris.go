@@ -1,8 +1,10 @@
 package refs
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // The RIS tags with a named column. The columns of authors, editors and keywords keep every value;
@@ -24,6 +26,23 @@ const (
 type field struct {
 	tag, val string
 	line     int
+	more     []string // continuation lines, joined to val when the record ends
+}
+
+// joinMore joins each field's continuation lines to its value with spaces (once, at the end of
+// the record: a long abstract wrapped over hundreds of lines is not copied per line).
+func joinMore(fields []field) {
+	for i := range fields {
+		f := &fields[i]
+		if len(f.more) == 0 {
+			continue
+		}
+		parts := f.more
+		if f.val != "" {
+			parts = append([]string{f.val}, parts...)
+		}
+		f.val, f.more = strings.Join(parts, " "), nil
+	}
 }
 
 // risTagAt parses a RIS tag line: two characters (a capital letter, then a capital letter or a
@@ -71,8 +90,21 @@ func tagName(a, b byte) string {
 	return tagNames[k]
 }
 
+// risColumnByTag is risColumns by tag index, else the tag itself: looked up for every field.
+var risColumnByTag [26 * 36]string
+
+func tagIndex(tag string) int {
+	j := int(tag[1] - '0')
+	if isUpper(tag[1]) {
+		j = 10 + int(tag[1]-'A')
+	}
+	return int(tag[0]-'A')*36 + j
+}
+
+func risColumnOf(tag string) string { return risColumnByTag[tagIndex(tag)] }
+
 func init() {
-	// Fill the table before any goroutine reads it (Read may run concurrently).
+	// Fill the tables before any goroutine reads them (files are read concurrently).
 	for a := byte('A'); a <= 'Z'; a++ {
 		for b := byte('0'); b <= '9'; b++ {
 			tagName(a, b)
@@ -80,6 +112,12 @@ func init() {
 		for b := byte('A'); b <= 'Z'; b++ {
 			tagName(a, b)
 		}
+	}
+	for k, tag := range tagNames {
+		risColumnByTag[k] = tag
+	}
+	for tag, col := range risColumns {
+		risColumnByTag[tagIndex(tag)] = col
 	}
 }
 
@@ -89,6 +127,9 @@ func init() {
 // above, an ER without a record) and refuses only what loses records: a TY before the ER of the
 // record it interrupts, a file that ends inside a record, tags outside any record.
 func parseRIS(lr *lineReader, emit func(fields []field) error) error {
+	// The values of the open record, the record before and the tags after it live in three
+	// arenas, which swap as the records do.
+	var curA, prevA, pendA arena
 	var (
 		cur      []field // the open record; nil when outside
 		inside   bool
@@ -104,7 +145,11 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 			return nil
 		}
 		havePrev = false
-		return emit(prev)
+		joinMore(prev)
+		err := emit(prev)
+		prevA.reset()
+		pendA.reset()
+		return err
 	}
 	for {
 		b, ok, err := lr.next()
@@ -145,7 +190,8 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 				return err
 			}
 			inside, openLine = true, lr.line
-			cur = append(cur[:0], field{tag: "TY", val: cleanValue(val), line: lr.line})
+			curA.reset()
+			cur = append(cur[:0], field{tag: "TY", val: curA.value(val), line: lr.line})
 		case !inside && tag == "ER":
 			if len(pending) > 0 {
 				// Tags closed by an ER with no TY: a record whose TY line is missing.
@@ -153,15 +199,17 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 					return err
 				}
 				nRecords++
+				joinMore(pending)
 				if err := emit(pending); err != nil {
 					return err
 				}
 				pending = pending[:0]
+				pendA.reset()
 			}
 		case !inside:
-			pending = append(pending, field{tag: tag, val: cleanValue(val), line: lr.line})
+			pending = append(pending, field{tag: tag, val: pendA.value(val), line: lr.line})
 		case !isTag:
-			cur = appendContinuation(cur, b)
+			cur = appendContinuation(cur, curA.value(b))
 		case tag == "TY":
 			return &Error{Class: ClassParse, Kind: "no_er", Line: lr.line, Message: fmt.Sprintf(
 				"a new record starts (TY) but the record that starts at line %d has no ER line", openLine),
@@ -170,9 +218,10 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 			inside = false
 			nRecords++
 			prev, cur = cur, prev
+			prevA, curA = curA, prevA
 			havePrev = true
 		default:
-			cur = append(cur, field{tag: tag, val: cleanValue(val), line: lr.line})
+			cur = append(cur, field{tag: tag, val: curA.value(val), line: lr.line})
 		}
 	}
 	if inside {
@@ -202,17 +251,14 @@ func outsideError(f field) *Error {
 
 // appendContinuation adds a line without a tag to the last field of the record: a new keyword for
 // KW (EndNote writes one keyword per line under one KW), else the value's next words.
-func appendContinuation(cur []field, b []byte) []field {
+func appendContinuation(cur []field, v string) []field {
 	f := &cur[len(cur)-1]
-	v := cleanValue(b)
 	switch {
 	case v == "":
 	case f.tag == "KW":
 		return append(cur, field{tag: "KW", val: v, line: f.line})
-	case f.val == "":
-		f.val = v
 	default:
-		f.val = f.val + " " + v
+		f.more = append(f.more, v)
 	}
 	return cur
 }
@@ -228,7 +274,7 @@ func isBlank(b []byte) bool {
 
 // risMapper turns a RIS record into a row, as read_refs() documents it.
 type risMapper struct {
-	na  map[string]bool
+	na  naSet
 	row *row
 }
 
@@ -241,7 +287,7 @@ func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
 		yearFrom                  = 4 // 1 PY, 2 Y1, 3 DA, 4 none
 	)
 	for _, f := range fields {
-		if m.na[f.val] {
+		if m.na.has(f.val) {
 			continue
 		}
 		v := f.val
@@ -288,10 +334,7 @@ func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
 				}
 			}
 		}
-		col, named := risColumns[f.tag]
-		if !named {
-			col = f.tag
-		}
+		col := risColumnOf(f.tag)
 		if multiColumns[col] {
 			r.add(col, v)
 		} else {
@@ -342,4 +385,34 @@ func fourDigits(v string) (int32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// arena holds a record's values: each field's value is a view of it (unsafe.String), valid until
+// the record is in the table, so that reading a file allocates no string per value. Growing the
+// arena leaves earlier views on the old array, which stays alive as long as they do.
+type arena struct{ b []byte }
+
+func (a *arena) reset() { a.b = a.b[:0] }
+
+// value stores a trimmed value (lone carriage returns as spaces, as cleanValue does).
+func (a *arena) value(v []byte) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return ""
+	}
+	start := len(a.b)
+	a.b = append(a.b, v...)
+	out := a.b[start:]
+	if bytes.IndexByte(out, '\r') >= 0 {
+		for i, c := range out {
+			if c == '\r' {
+				out[i] = ' '
+			}
+		}
+		out = bytes.TrimSpace(out)
+		if len(out) == 0 {
+			return ""
+		}
+	}
+	return unsafe.String(&out[0], len(out))
 }

@@ -33,21 +33,21 @@ func parseWoS(lr *lineReader, emit func(fields []field) error) error {
 			v := cleanValue(b)
 			if wosListTags[f.tag] {
 				cur = append(cur, field{tag: f.tag, val: v, line: lr.line})
-			} else {
-				f.val = joinWords(f.val, v)
+			} else if v != "" {
+				f.more = append(f.more, v)
 			}
 			continue
 		}
 		tag, val, ok := wosTagAt(b)
 		switch {
 		case !ok:
-			if open > 0 && len(cur) > 0 {
-				f := &cur[len(cur)-1]
-				f.val = joinWords(f.val, cleanValue(b))
+			if v := cleanValue(b); open > 0 && len(cur) > 0 && v != "" {
+				cur[len(cur)-1].more = append(cur[len(cur)-1].more, v)
 			}
 		case tag == "ER":
 			if open > 0 {
 				n++
+				joinMore(cur)
 				if err := emit(cur); err != nil {
 					return err
 				}
@@ -97,14 +97,14 @@ var wosTypes = map[string]string{"J": "JOUR", "B": "BOOK", "S": "SER", "P": "PAT
 
 // mapWoS: authors are the full names (AF) where the record has them, else the short ones (AU);
 // keywords are the author keywords (DE) and Keywords Plus (ID); the type follows PT (J is JOUR).
-func mapWoS(fields []field, na map[string]bool, r *row) (*row, int32, bool) {
+func mapWoS(fields []field, na naSet, r *row) (*row, int32, bool) {
 	r.reset()
 	var short, full []string
 	var year int32
 	hasYear := false
 	for _, f := range fields {
 		v := f.val
-		if na[v] {
+		if na.has(v) {
 			continue
 		}
 		switch f.tag {
