@@ -3,7 +3,6 @@ package refs
 import (
 	"bytes"
 	"regexp"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -65,7 +64,7 @@ func detect(head []byte) (string, error) {
 	if sn.found {
 		return FormatCSV, nil
 	}
-	if first, _ := firstLine(lines); looksLikeCSV(first) {
+	if looksLikeTable(head) {
 		// A table without a title column: the CSV reader says which columns it has.
 		return FormatCSV, nil
 	}
@@ -119,8 +118,17 @@ func firstLine(lines [][]byte) ([]byte, int) {
 	return nil, 0
 }
 
-// looksLikeCSV: a first line with a comma, semicolon or tab between two fields.
-func looksLikeCSV(l []byte) bool {
-	s := strings.TrimSpace(string(l))
-	return strings.ContainsAny(s, ",;\t") && len(s) > 2
+// looksLikeTable: the first two records have the same number of fields, two or more, for one of
+// the separators.
+func looksLikeTable(head []byte) bool {
+	for _, d := range csvDelims {
+		sc := &csvScanner{lr: newLineReader(bytes.NewReader(head)), delim: d}
+		a, _, _, err1 := sc.next()
+		n := len(a)
+		b, _, _, err2 := sc.next()
+		if err1 == nil && err2 == nil && n >= 2 && len(b) == n {
+			return true
+		}
+	}
+	return false
 }

@@ -135,6 +135,11 @@ func open(openFile func() (io.ReadCloser, error), opt Options, chunkRows int) (*
 		defer close(rd.items)
 		lr := newLineReader(br)
 		send := func(ch *Chunk) bool {
+			if lr.nulLine > 0 || lr.nBad > 0 {
+				// Text that is not UTF-8 (or NUL bytes) is not passed on: the reading goes on
+				// only to count the lines, for the error that ends it.
+				return true
+			}
 			select {
 			case rd.items <- item{chunk: ch}:
 				return true
