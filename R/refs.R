@@ -151,9 +151,10 @@ ref_formats <- c("auto", "ris", "medline", "wos", "bibtex", "csv")
 #' column's names that a file has wins, the others keep their names). A file without a title
 #' column is an error; one without an abstract column gets an `abstract` column of `NA`. The
 #' named columns and the columns with a quoted value stay text (write_refs() quotes text) and
-#' `year` becomes integer, so that a CSV written by [write_refs()] reads back as the original
-#' did; other columns get their natural type (numbers, logicals), except columns with no value at
-#' all, which stay text.
+#' `year` becomes integer (a year written as a date, e.g. `2014//`, is also kept in `date`, as a
+#' RIS `PY` is), so that a CSV written by [write_refs()] reads back as the original did; other
+#' columns get their natural type (numbers, logicals), except columns with no value at all, which
+#' stay text.
 #'
 #' @section The source column:
 #' The last column (`source_file`, or the name given in `source_col`) holds the name of the file
@@ -438,7 +439,8 @@ abort_refs_encoding <- function(n_bad, first_bad, suggest, file, encoding, call)
   )
 }
 
-# A CSV table's columns (text from Go) get their types: `year` integer when every value is one;
+# A CSV table's columns (text from Go) get their types: `year` integer (a date in it also goes
+# to `date`);
 # the named columns, the columns with a quoted value and tag-named columns stay text; others get
 # their natural type, except columns with no value at all, which stay text.
 csv_column_types <- function(tbl, text_columns, source_col) {
@@ -446,7 +448,14 @@ csv_column_types <- function(tbl, text_columns, source_col) {
   for (name in setdiff(names(tbl), c("title", "abstract"))) {
     x <- tbl[[name]]
     if (name == "year") {
-      if (all(is.na(x) | grepl("^-?[0-9]+$", x))) tbl[[name]] <- as.integer(x)
+      if (!all(is.na(x) | grepl("^-?[0-9]+$", x))) {
+        # A year written as a date ("2014//", "2019 Mar"): the year, and the text as the date,
+        # as a RIS file's PY gives them.
+        date <- if ("date" %in% names(tbl)) tbl[["date"]] else rep(NA_character_, length(x))
+        tbl$date <- ifelse(is.na(date) & !grepl("^-?[0-9]+$", x), x, date)
+        x <- four_digit_year(x)
+      }
+      tbl[[name]] <- as.integer(x)
     } else if (!name %in% text && !grepl(tag_column_pattern, name) && !all(is.na(x))) {
       tbl[[name]] <- utils::type.convert(x, as.is = TRUE, na.strings = character())
     }
