@@ -81,11 +81,17 @@ func mainTitle(s string) string {
 }
 
 // normDOI is a DOI without its resolver prefix, %-escapes decoded, in lower case (DOIs are case
-// insensitive), without the punctuation that ends a sentence.
+// insensitive), without the punctuation that ends a sentence; "" for what is not a DOI.
 func normDOI(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	// A DOI has no white space: what follows it is another field an exporter glued on (Rayyan
+	// writes "DO  - 10.1038/x     LK  - https://...").
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
 		return ""
+	}
+	s = fields[0]
+	if strings.EqualFold(s, "doi:") && len(fields) > 1 {
+		s = fields[1]
 	}
 	s = doiPrefix.ReplaceAllString(s, "")
 	if strings.Contains(s, "%") {
