@@ -23,18 +23,11 @@ func parseBibTeX(lr *lineReader, emit func(*bibEntry) error) error {
 	macros := map[string]string{}
 	var text strings.Builder
 	depth, start, n := 0, 0, 0
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	if err := lr.each(func(b []byte) error {
 		if depth == 0 {
 			at := indexEntryStart(b)
 			if at < 0 {
-				continue
+				return nil
 			}
 			b = b[at:]
 			start = lr.line
@@ -44,11 +37,11 @@ func parseBibTeX(lr *lineReader, emit func(*bibEntry) error) error {
 		}
 		text.Write(b)
 		if depth = bibDepth(text.String()); depth > 0 {
-			continue
+			return nil
 		}
-		e, err := parseBibEntry(text.String(), macros)
-		if err != nil {
-			return &Error{Class: ClassParse, Kind: "bibtex", Line: start, Message: err.Error()}
+		e, perr := parseBibEntry(text.String(), macros)
+		if perr != nil {
+			return &Error{Class: ClassParse, Kind: "bibtex", Line: start, Message: perr.Error()}
 		}
 		if e != nil {
 			e.line = start
@@ -58,6 +51,9 @@ func parseBibTeX(lr *lineReader, emit func(*bibEntry) error) error {
 			}
 		}
 		depth = 0
+		return nil
+	}); err != nil {
+		return err
 	}
 	if depth > 0 {
 		return &Error{Class: ClassParse, Kind: "truncated", Line: start,

@@ -1,7 +1,6 @@
 package refs
 
 import (
-	"bytes"
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -33,15 +32,7 @@ func FuzzRead(f *testing.F) {
 			var chunks []*Chunk
 			if chunks, err = ReadAll(rd); err == nil {
 				for _, ch := range chunks {
-					var b bytes.Buffer
-					if err := ch.WriteIPC(&b); err != nil {
-						t.Fatalf("WriteIPC: %v", err)
-					}
-					tb, err := arrowio.Decode(b.Bytes())
-					if err != nil || tb.NumRows != ch.Rows {
-						t.Fatalf("decode: %v", err)
-					}
-					for _, c := range tb.Columns {
+					for _, c := range decodedChunk(t, ch).Columns {
 						for _, s := range c.Str {
 							if !utf8.ValidString(s) {
 								t.Fatalf("column %s holds invalid UTF-8", c.Name)

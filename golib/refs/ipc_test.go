@@ -24,17 +24,7 @@ func TestChunkWriteIPC(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ch := range chunks {
-			var b bytes.Buffer
-			if err := ch.WriteIPC(&b); err != nil {
-				t.Fatalf("%q: %v", text, err)
-			}
-			tb, err := arrowio.Decode(b.Bytes())
-			if err != nil {
-				t.Fatalf("%q: %v", text, err)
-			}
-			if tb.NumRows != ch.Rows || len(tb.Columns) != len(ch.Names()) {
-				t.Fatalf("%q: %d rows, %d columns; want %d, %d", text, tb.NumRows, len(tb.Columns), ch.Rows, len(ch.Names()))
-			}
+			tb := decodedChunk(t, ch)
 			for k, name := range ch.Names() {
 				c := &tb.Columns[k]
 				for i := 0; i < ch.Rows; i++ {
@@ -52,4 +42,21 @@ func TestChunkWriteIPC(t *testing.T) {
 			}
 		}
 	}
+}
+
+// decodedChunk is a chunk written as Arrow IPC and decoded again, with its rows and columns.
+func decodedChunk(t *testing.T, ch *Chunk) *arrowio.Table {
+	t.Helper()
+	var b bytes.Buffer
+	if err := ch.WriteIPC(&b); err != nil {
+		t.Fatalf("WriteIPC: %v", err)
+	}
+	tb, err := arrowio.Decode(b.Bytes())
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if tb.NumRows != ch.Rows || len(tb.Columns) != len(ch.Names()) {
+		t.Fatalf("%d rows, %d columns; want %d, %d", tb.NumRows, len(tb.Columns), ch.Rows, len(ch.Names()))
+	}
+	return tb
 }

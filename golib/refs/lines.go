@@ -118,9 +118,17 @@ func readsAsWindows1252(b []byte) bool {
 // drain reads the rest of the file only to check it, so that an encoding problem after a
 // structural one is still the error reported (it explains the structural one).
 func (lr *lineReader) drain() error {
+	return lr.each(func([]byte) error { return nil })
+}
+
+// each calls fn with every line (blank ones too) until the end of the file or fn's error.
+func (lr *lineReader) each(fn func(line []byte) error) error {
 	for {
-		_, ok, err := lr.next()
+		b, ok, err := lr.next()
 		if err != nil || !ok {
+			return err
+		}
+		if err := fn(b); err != nil {
 			return err
 		}
 	}

@@ -20,19 +20,12 @@ func parseMedline(lr *lineReader, emit func(fields []field) error) error {
 		cur = cur[:0]
 		return err
 	}
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	if err := lr.each(func(b []byte) error {
 		if isBlank(b) {
 			if err := flush(); err != nil {
 				return err
 			}
-			continue
+			return nil
 		}
 		if b[0] != ' ' && b[0] != '\t' {
 			if tag, val, ok := medlineTagAt(b); ok {
@@ -42,7 +35,7 @@ func parseMedline(lr *lineReader, emit func(fields []field) error) error {
 					}
 				}
 				cur = append(cur, field{tag: tag, val: cleanValue(val), line: lr.line})
-				continue
+				return nil
 			}
 		}
 		if len(cur) > 0 {
@@ -50,6 +43,9 @@ func parseMedline(lr *lineReader, emit func(fields []field) error) error {
 				cur[len(cur)-1].more = append(cur[len(cur)-1].more, v)
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := flush(); err != nil {
 		return err
@@ -121,19 +117,9 @@ func mapMedline(fields []field, na naSet, r *row) (*row, int32, bool) {
 				r.add("doi", strings.TrimSpace(d))
 			}
 		}
-		col, ok := medlineColumns[f.tag]
-		if !ok {
-			col = extraName(f.tag, FormatMedline)
-		}
-		r.add(col, v)
+		addField(r, medlineColumns, FormatMedline, f.tag, v)
 	}
-	if len(full) == 0 {
-		full = short
-	}
-	for _, a := range full {
-		r.add("authors", a)
-	}
-	joinExtras(r)
+	finishRow(r, full, short)
 	switch {
 	case r.has("BTI") && r.has("title"):
 		r.add("type", "CHAP")
@@ -156,6 +142,27 @@ func mapMedline(fields []field, na naSet, r *row) (*row, int32, bool) {
 		year, ok = fourDigits(r.first("DEP"))
 	}
 	return r, year, ok
+}
+
+// addField adds a field of a tagged format to its named column, else to the column of its tag.
+func addField(r *row, columns map[string]string, format, tag, v string) {
+	col, ok := columns[tag]
+	if !ok {
+		col = extraName(tag, format)
+	}
+	r.add(col, v)
+}
+
+// finishRow adds the authors, by their full names when the record has them (MEDLINE's FAU, Web
+// of Science's AF), else the short ones, and joins the repeats of the other columns.
+func finishRow(r *row, full, short []string) {
+	if len(full) == 0 {
+		full = short
+	}
+	for _, a := range full {
+		r.add("authors", a)
+	}
+	joinExtras(r)
 }
 
 // extraName is the column of a tag without a named column: the tag itself, unless RIS names a

@@ -151,16 +151,9 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 		pendA.reset()
 		return err
 	}
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	if err := lr.each(func(b []byte) error {
 		if isBlank(b) {
-			continue
+			return nil
 		}
 		var (
 			tag   string
@@ -223,6 +216,9 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 		default:
 			cur = append(cur, field{tag: tag, val: curA.value(val), line: lr.line})
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if inside {
 		return &Error{Class: ClassParse, Kind: "truncated", Line: openLine, Message: fmt.Sprintf(

@@ -14,20 +14,13 @@ var wosListTags = map[string]bool{
 func parseWoS(lr *lineReader, emit func(fields []field) error) error {
 	var cur []field
 	open, n := 0, 0
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	if err := lr.each(func(b []byte) error {
 		if isBlank(b) {
-			continue
+			return nil
 		}
 		if b[0] == ' ' || b[0] == '\t' {
 			if len(cur) == 0 {
-				continue
+				return nil
 			}
 			f := &cur[len(cur)-1]
 			v := cleanValue(b)
@@ -36,7 +29,7 @@ func parseWoS(lr *lineReader, emit func(fields []field) error) error {
 			} else if v != "" {
 				f.more = append(f.more, v)
 			}
-			continue
+			return nil
 		}
 		tag, val, ok := wosTagAt(b)
 		switch {
@@ -60,6 +53,9 @@ func parseWoS(lr *lineReader, emit func(fields []field) error) error {
 			}
 			cur = append(cur, field{tag: tag, val: cleanValue(val), line: lr.line})
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if open > 0 {
 		return &Error{Class: ClassParse, Kind: "truncated", Line: open, Message: fmt.Sprintf(
@@ -122,19 +118,9 @@ func mapWoS(fields []field, na naSet, r *row) (*row, int32, bool) {
 				r.add("type", t)
 			}
 		}
-		col, ok := wosColumns[f.tag]
-		if !ok {
-			col = extraName(f.tag, FormatWoS)
-		}
-		r.add(col, v)
+		addField(r, wosColumns, FormatWoS, f.tag, v)
 	}
-	if len(full) == 0 {
-		full = short
-	}
-	for _, a := range full {
-		r.add("authors", a)
-	}
-	joinExtras(r)
+	finishRow(r, full, short)
 	if !r.has("type") {
 		r.add("type", "GEN")
 	}
