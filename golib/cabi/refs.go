@@ -29,9 +29,72 @@ type refsRequest struct {
 // Files being read are reached from C through integer handles, as runs are.
 var (
 	readersMu  sync.Mutex
-	readers    = map[int64]*refs.Reader{}
+	readers    = map[int64]*reading{}
 	nextReader int64
 )
+
+// reading is a file being read: a goroutine takes the parser's chunks and encodes them into C
+// memory one ahead of R, so that R's thread only decodes them.
+type reading struct {
+	rd   *refs.Reader
+	out  chan encoded
+	stop chan struct{}
+	once sync.Once
+}
+
+// encoded is a chunk's IPC stream in C memory, or the end (p nil) with the reading's error.
+type encoded struct {
+	b   *cBuffer
+	err error
+}
+
+func startReading(rd *refs.Reader) *reading {
+	r := &reading{rd: rd, out: make(chan encoded, 1), stop: make(chan struct{})}
+	go func() {
+		defer close(r.out)
+		for {
+			ch, err := rd.Next()
+			if err != nil || ch == nil {
+				r.send(encoded{err: err})
+				return
+			}
+			b := newCBuffer(ch.Bytes())
+			if err := ch.WriteIPC(b); err != nil {
+				b.free()
+				r.send(encoded{err: &ipcError{err}})
+				return
+			}
+			if !r.send(encoded{b: b}) {
+				b.free()
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// ipcError is a chunk that could not be encoded (not the file's fault).
+type ipcError struct{ error }
+
+func (r *reading) send(e encoded) bool {
+	select {
+	case r.out <- e:
+		return true
+	case <-r.stop:
+		return false
+	}
+}
+
+// close stops the reading and frees what was encoded and not taken.
+func (r *reading) close() {
+	r.once.Do(func() { close(r.stop) })
+	r.rd.Close()
+	for e := range r.out {
+		if e.b != nil {
+			e.b.free()
+		}
+	}
+}
 
 // TsRefs serves read_refs(), dedup_refs() and write_refs(). "open" starts reading the file at
 // path ({"handle", "format", ...}); each "next" returns the next chunk of its table in *out, or
@@ -60,14 +123,14 @@ func TsRefs(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Poin
 		readersMu.Lock()
 		nextReader++
 		h := nextReader
-		readers[h] = rd
+		readers[h] = startReading(rd)
 		readersMu.Unlock()
 		return cJSON(map[string]any{"handle": h, "format": rd.Format, "delimiter": rd.Delimiter, "header_line": rd.HeaderLine})
 	case "next":
 		return refsNext(req.Handle, out, outLen)
 	case "close":
-		if rd := takeReader(req.Handle); rd != nil {
-			rd.Close()
+		if r := takeReader(req.Handle); r != nil {
+			r.close()
 		}
 		return C.CString("{}")
 	case "dedup":
@@ -89,32 +152,31 @@ func TsRefs(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Poin
 
 func refsNext(h int64, out *unsafe.Pointer, outLen *C.size_t) *C.char {
 	readersMu.Lock()
-	rd := readers[h]
+	r := readers[h]
 	readersMu.Unlock()
-	if rd == nil {
+	if r == nil {
 		return cError("tabscreen_error_internal", fmt.Errorf("no file being read with handle %d", h))
 	}
-	ch, err := rd.Next()
-	if err != nil || ch == nil {
-		takeReader(h)
-		rd.Close()
-		// The chunks are R's now: give the file's memory back before R builds its table.
-		debug.FreeOSMemory()
-		if err != nil {
-			return refsError(err)
+	e := <-r.out
+	if e.b != nil {
+		*out, *outLen = e.b.p, C.size_t(e.b.len)
+		return C.CString("{}")
+	}
+	takeReader(h)
+	r.close()
+	// The chunks are R's now: give the file's memory back before R builds its table.
+	debug.FreeOSMemory()
+	if e.err != nil {
+		var ie *ipcError
+		if errors.As(e.err, &ie) {
+			return cError("tabscreen_error_ipc", e.err)
 		}
-		return cJSON(map[string]any{"done": true, "text_columns": nonNil(rd.TextColumns)})
+		return refsError(e.err)
 	}
-	b := newCBuffer(ch.Bytes())
-	if err := ch.WriteIPC(b); err != nil {
-		b.free()
-		return cError("tabscreen_error_ipc", err)
-	}
-	*out, *outLen = b.p, C.size_t(b.len)
-	return C.CString("{}")
+	return cJSON(map[string]any{"done": true, "text_columns": nonNil(r.rd.TextColumns)})
 }
 
-func takeReader(h int64) *refs.Reader {
+func takeReader(h int64) *reading {
 	readersMu.Lock()
 	defer readersMu.Unlock()
 	rd := readers[h]

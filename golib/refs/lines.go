@@ -3,6 +3,7 @@ package refs
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"unicode/utf8"
@@ -24,6 +25,7 @@ type lineReader struct {
 	badUTF8 []int // lines with invalid UTF-8, in order
 	nBad    int
 	nulLine int  // first line holding a NUL byte, 0 if none
+	cr      bool // the line last returned holds a carriage return
 	cp1252  bool // every bad line reads as Windows-1252
 	eof     bool
 }
@@ -88,7 +90,12 @@ func (lr *lineReader) next() (line []byte, ok bool, err error) {
 var bom = []byte{0xef, 0xbb, 0xbf}
 
 func (lr *lineReader) check(b []byte) {
-	if lr.nulLine == 0 && bytes.IndexByte(b, 0) >= 0 {
+	ascii, nul, cr := scanLine(b)
+	lr.cr = cr
+	if ascii {
+		return
+	}
+	if lr.nulLine == 0 && nul {
 		lr.nulLine = lr.line
 	}
 	if !utf8.Valid(b) {
@@ -98,6 +105,38 @@ func (lr *lineReader) check(b []byte) {
 		}
 		lr.cp1252 = lr.cp1252 && readsAsWindows1252(b)
 	}
+}
+
+// scanLine looks at a line once, eight bytes at a time: whether it is plain ASCII without NUL
+// bytes (most lines of most exports: nothing more to check), whether it holds a NUL byte, and
+// whether it holds a carriage return.
+func scanLine(b []byte) (ascii, nul, cr bool) {
+	const lo, hi, crs = 0x0101010101010101, 0x8080808080808080, 0x0d0d0d0d0d0d0d0d
+	ascii = true
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		v := binary.LittleEndian.Uint64(b[i:])
+		if v&hi != 0 {
+			ascii = false
+		}
+		if (v-lo)&^v&hi != 0 {
+			nul = true
+		}
+		if w := v ^ crs; (w-lo)&^w&hi != 0 {
+			cr = true
+		}
+	}
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= 0x80:
+			ascii = false
+		case c == 0:
+			nul = true
+		case c == '\r':
+			cr = true
+		}
+	}
+	return ascii && !nul, nul, cr
 }
 
 // maxBadLines bounds the bad lines kept for the message (which shows five).

@@ -184,7 +184,7 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 			}
 			inside, openLine = true, lr.line
 			curA.reset()
-			cur = append(cur[:0], field{tag: "TY", val: curA.value(val), line: lr.line})
+			cur = append(cur[:0], field{tag: "TY", val: curA.value(val, lr.cr), line: lr.line})
 		case !inside && tag == "ER":
 			if len(pending) > 0 {
 				// Tags closed by an ER with no TY: a record whose TY line is missing.
@@ -200,9 +200,9 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 				pendA.reset()
 			}
 		case !inside:
-			pending = append(pending, field{tag: tag, val: pendA.value(val), line: lr.line})
+			pending = append(pending, field{tag: tag, val: pendA.value(val, lr.cr), line: lr.line})
 		case !isTag:
-			cur = appendContinuation(cur, curA.value(b))
+			cur = appendContinuation(cur, curA.value(b, lr.cr))
 		case tag == "TY":
 			return &Error{Class: ClassParse, Kind: "no_er", Line: lr.line, Message: fmt.Sprintf(
 				"a new record starts (TY) but the record that starts at line %d has no ER line", openLine),
@@ -214,7 +214,7 @@ func parseRIS(lr *lineReader, emit func(fields []field) error) error {
 			prevA, curA = curA, prevA
 			havePrev = true
 		default:
-			cur = append(cur, field{tag: tag, val: curA.value(val), line: lr.line})
+			cur = append(cur, field{tag: tag, val: curA.value(val, lr.cr), line: lr.line})
 		}
 		return nil
 	}); err != nil {
@@ -390,8 +390,9 @@ type arena struct{ b []byte }
 
 func (a *arena) reset() { a.b = a.b[:0] }
 
-// value stores a trimmed value (lone carriage returns as spaces, as cleanValue does).
-func (a *arena) value(v []byte) string {
+// value stores a trimmed value (lone carriage returns as spaces, as cleanValue does; cr says
+// whether the line holds one).
+func (a *arena) value(v []byte, cr bool) string {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
 		return ""
@@ -399,7 +400,7 @@ func (a *arena) value(v []byte) string {
 	start := len(a.b)
 	a.b = append(a.b, v...)
 	out := a.b[start:]
-	if bytes.IndexByte(out, '\r') >= 0 {
+	if cr {
 		for i, c := range out {
 			if c == '\r' {
 				out[i] = ' '
