@@ -147,7 +147,8 @@ ref_formats <- c("auto", "ris", "medline", "wos", "bibtex", "csv")
 #' `journal`; `DOI` `doi`; `PMID`, `PubMed ID`, `Medline PMID` `pmid`; `Keywords`,
 #' `Author Keywords` `keywords`; `TY`, `Type of Reference` `type`; `Volume`, `Issue`, `Number`,
 #' `Start Page`, `Page start`, `First Page`, `Pages`, `End Page`, `ISSN`, `Publisher`, `Language`,
-#' `URL`, `Link`, `Notes` and RIS tags (`TI`, `AU`, ...) likewise (any case; the first of a
+#' `URL`, `Link`, `Notes`, RIS tags (`TI`, `AU`, ...) and Web of Science's (its tab-delimited
+#' export: `SO`, `DI`, `PM`, `UT`, `BP`, ...) likewise (any case; the first of a
 #' column's names that a file has wins, the others keep their names). A file without a title
 #' column is an error; one without an abstract column gets an `abstract` column of `NA`. The
 #' named columns and the columns with a quoted value stay text (write_refs() quotes text) and

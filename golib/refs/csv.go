@@ -84,8 +84,9 @@ func (c *csvScanner) next() ([]string, []bool, int, error) {
 
 // The column names of the major exports (compared in lower case, white space trimmed) and the
 // named column each is read into; the first name of a column's list that a file has wins, the
-// others stay as they are. Scopus, Web of Science, PubMed, Embase, the Cochrane Library, CINAHL,
-// Lens, OpenAlex, Covidence, Rayyan, Zotero, EndNote, Google Scholar, Abstrackr, RIS tags.
+// others stay as they are. Scopus, Web of Science (also its tab-delimited export, headed by its
+// tags), PubMed, Embase, the Cochrane Library, CINAHL, Lens, OpenAlex, Covidence, Rayyan,
+// Zotero, EndNote, Google Scholar, Abstrackr, RIS tags.
 var csvAliases = []struct {
 	col   string
 	names []string
@@ -94,9 +95,9 @@ var csvAliases = []struct {
 	{"abstract", []string{"abstract", "ab", "n2", "abstract note"}},
 	{"authors", []string{"authors", "author", "author names", "author/s", "author(s)", "au", "a1", "first_authors"}},
 	{"year", []string{"year", "py", "publication year", "published year", "publication_year", "year published"}},
-	{"journal", []string{"journal", "source title", "journal title", "publication title", "journal/book", "jo", "publication", "source"}},
+	{"journal", []string{"journal", "source title", "journal title", "publication title", "journal/book", "jo", "so", "publication", "source"}},
 	{"doi", []string{"doi", "do", "di"}},
-	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "pm"}},
+	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "medline pmid", "pm"}},
 	{"keywords", []string{"keywords", "author keywords", "kw", "de"}},
 	{"type", []string{"type", "ty", "type_of_reference", "reference type"}},
 	{"database_id", []string{"database_id"}},

@@ -142,6 +142,11 @@ func TestColumnNames(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("%q\nwant %q", got, want)
 	}
+	// Web of Science's tab-delimited export is headed by its tags.
+	got = ColumnNames([]string{"PT", "AU", "TI", "SO", "PY", "DI", "PM", "UT", "BP", "EP"})
+	if strings.Join(got, "|") != "PT|authors|title|journal|year|doi|pmid|accession_number|start_page|end_page" {
+		t.Fatalf("%q", got)
+	}
 	// A column already named as read_refs() names it wins over the export's names.
 	got = ColumnNames([]string{"Authors", "authors", "TI", "title"})
 	if strings.Join(got, "|") != "Authors|authors|TI|title" {
