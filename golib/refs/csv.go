@@ -231,17 +231,22 @@ func readCSV(lr *lineReader, sn csvSniff, na naSet, chunkRows int, send func(*Ch
 	// added only when they have a value.
 	order := csvOrder(names)
 	quoted := make([]bool, len(names))
+	g := newColumns()
+	ids := make([]int, len(names))
+	for k, name := range names {
+		ids[k] = g.id(name)
+	}
+	abstract := g.id("abstract")
 	newBuilder := func(prev *chunkBuilder) *chunkBuilder {
-		tb := newChunkBuilder(false, chunkRows, nil)
+		tb := newChunkBuilder(false, g, chunkRows, nil)
 		if prev != nil {
 			tb = prev.next()
 		}
 		for _, k := range order {
-			tb.column(names[k])
-		}
-		if indexOf(names, "abstract") < 0 {
-			tb.order = append(tb.order[:1], append([]string{"abstract"}, tb.order[1:]...)...)
-			tb.cols["abstract"] = tb.newCol("abstract")
+			tb.column(ids[k])
+			if k == order[0] && indexOf(names, "abstract") < 0 {
+				tb.column(abstract) // all missing, after the title
+			}
 		}
 		return tb
 	}
@@ -268,7 +273,7 @@ func readCSV(lr *lineReader, sn csvSniff, na naSet, chunkRows int, send func(*Ch
 				continue
 			}
 			quoted[k] = quoted[k] || q[k]
-			col := tb.column(names[k])
+			col := tb.column(ids[k])
 			col.padTo(tb.n)
 			one[0] = fields[k]
 			col.push(one, "")

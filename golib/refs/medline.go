@@ -179,10 +179,9 @@ func extraName(tag, format string) string {
 // single-valued ones that a format repeats (several ISSNs, languages), by "; ": in these formats
 // a repeat is another value of the field, not a second field as in RIS.
 func joinExtras(r *row) {
-	for i := range r.cells {
-		c := &r.cells[i]
-		if len(c.vals) > 1 && !multiColumns[c.col] {
-			c.vals = append(c.vals[:0], strings.Join(c.vals, multiSep))
+	for _, id := range r.used {
+		if vals := r.vals[id]; len(vals) > 1 && !multiColumns[r.g.names[id]] {
+			r.vals[id] = append(vals[:0], strings.Join(vals, multiSep))
 		}
 	}
 }

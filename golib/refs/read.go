@@ -207,8 +207,9 @@ func ReadAll(rd *Reader) ([]*Chunk, error) {
 
 // readTagged parses a tagged format, maps each record to a row and sends the rows in chunks.
 func readTagged(lr *lineReader, format string, na naSet, chunkRows int, send func(*Chunk) bool) error {
-	tb := newChunkBuilder(true, chunkRows, nil)
-	r := newRow()
+	g := newColumns()
+	tb := newChunkBuilder(true, g, chunkRows, nil)
+	r := newRow(g)
 	stopped := errors.New("stopped")
 	add := func(rw *row, year int32, hasYear bool) error {
 		tb.addRow(rw, year, hasYear)
@@ -223,7 +224,7 @@ func readTagged(lr *lineReader, format string, na naSet, chunkRows int, send fun
 	var err error
 	switch format {
 	case FormatRIS:
-		m := &risMapper{na: na, row: r}
+		m := newRISMapper(na, r)
 		err = parseRIS(lr, func(fields []field) error { return add(m.mapRecord(fields)) })
 	case FormatMedline:
 		err = parseMedline(lr, func(fields []field) error { return add(mapMedline(fields, na, r)) })

@@ -101,8 +101,6 @@ func tagIndex(tag string) int {
 	return int(tag[0]-'A')*36 + j
 }
 
-func risColumnOf(tag string) string { return risColumnByTag[tagIndex(tag)] }
-
 func init() {
 	// Fill the tables before any goroutine reads them (files are read concurrently).
 	for a := byte('A'); a <= 'Z'; a++ {
@@ -272,6 +270,31 @@ func isBlank(b []byte) bool {
 type risMapper struct {
 	na  naSet
 	row *row
+	// Each tag's column number and whether it holds several values, found once per tag.
+	tagID    [26 * 36]int
+	tagMulti [26 * 36]bool
+	ids      struct{ date, typ, decision, merged, note, repeated int }
+}
+
+func newRISMapper(na naSet, r *row) *risMapper {
+	m := &risMapper{na: na, row: r}
+	for k := range m.tagID {
+		m.tagID[k] = -1
+	}
+	g := r.g
+	m.ids.date, m.ids.typ, m.ids.decision = g.id("date"), g.id("type"), g.id(colDecision)
+	m.ids.merged, m.ids.note, m.ids.repeated = g.id(colMerged), g.id(colNote), g.id(colRepeated)
+	return m
+}
+
+// column is the number of the tag's column.
+func (m *risMapper) column(tag string) (int, bool) {
+	k := tagIndex(tag)
+	if m.tagID[k] < 0 {
+		col := risColumnByTag[k]
+		m.tagID[k], m.tagMulti[k] = m.row.g.id(col), multiColumns[col]
+	}
+	return m.tagID[k], m.tagMulti[k]
 }
 
 func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
@@ -289,16 +312,16 @@ func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
 		v := f.val
 		switch {
 		case f.tag == "TY":
-			r.add("type", v)
+			r.addID(m.ids.typ, v)
 			continue
 		case f.tag == "KW" && strings.HasPrefix(v, prefixResult):
-			r.add(colDecision, v[len(prefixResult):])
+			r.addID(m.ids.decision, v[len(prefixResult):])
 			continue
 		case f.tag == "N1" && strings.HasPrefix(v, prefixMerged):
-			r.add(colMerged, v[len(prefixMerged):])
+			r.addID(m.ids.merged, v[len(prefixMerged):])
 			continue
 		case f.tag == "N1" && strings.HasPrefix(v, prefixResult):
-			r.add(colNote, v)
+			r.addID(m.ids.note, v)
 			continue
 		}
 		// The year: the first four-digit number of the first PY, else of the first Y1, else of the
@@ -313,9 +336,9 @@ func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
 				if isYear(v) {
 					continue // fully held by year
 				}
-				m.single(r, "date", f.tag, v)
+				m.single(r, m.ids.date, f.tag, v)
 			} else {
-				r.add(colRepeated, f.tag+"  - "+v)
+				r.addID(m.ids.repeated, f.tag+"  - "+v)
 			}
 			continue
 		case "Y1", "DA":
@@ -330,11 +353,10 @@ func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
 				}
 			}
 		}
-		col := risColumnOf(f.tag)
-		if multiColumns[col] {
-			r.add(col, v)
+		if id, multi := m.column(f.tag); multi {
+			r.addID(id, v)
 		} else {
-			m.single(r, col, f.tag, v)
+			m.single(r, id, f.tag, v)
 		}
 	}
 	fillJournal(r)
@@ -344,12 +366,12 @@ func (m *risMapper) mapRecord(fields []field) (*row, int32, bool) {
 }
 
 // single sets a single-valued column, or keeps a repeat as a RIS line in repeated_tags.
-func (m *risMapper) single(r *row, col, tag, v string) {
-	if r.has(col) {
-		r.add(colRepeated, tag+"  - "+v)
+func (m *risMapper) single(r *row, id int, tag, v string) {
+	if r.hasID(id) {
+		r.addID(m.ids.repeated, tag+"  - "+v)
 		return
 	}
-	r.add(col, v)
+	r.addID(id, v)
 }
 
 // fillJournal: the journal is JO, else the full or abbreviated name, else the secondary title (a

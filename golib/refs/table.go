@@ -43,70 +43,89 @@ var isNamed = func() map[string]bool {
 	return m
 }()
 
-// A cell of the row being built: a column's values in the order met.
-type cell struct {
-	col  string
-	vals []string
+// columns numbers the columns of one file's table, so that a row and a chunk find a column by
+// its number, not by hashing its name for every value of the file.
+type columns struct {
+	ids   map[string]int
+	names []string
 }
 
-// row collects one record's columns before it is added to the table.
+func newColumns() *columns { return &columns{ids: make(map[string]int, 64)} }
+
+// id is the number of the column name, given one when it is new.
+func (g *columns) id(name string) int {
+	if i, ok := g.ids[name]; ok {
+		return i
+	}
+	i := len(g.names)
+	g.ids[name] = i
+	g.names = append(g.names, name)
+	return i
+}
+
+// row collects one record's columns before it is added to the table: each column's values in
+// the order met, by column number.
 type row struct {
-	cells []cell
-	idx   map[string]int
+	g    *columns
+	vals [][]string
+	used []int // the columns with values, in the order of their first value
 }
 
-func newRow() *row { return &row{idx: make(map[string]int, 64)} }
+func newRow(g *columns) *row { return &row{g: g} }
 
 func (r *row) reset() {
-	r.cells = r.cells[:0]
-	clear(r.idx)
+	for _, id := range r.used {
+		r.vals[id] = r.vals[id][:0]
+	}
+	r.used = r.used[:0]
+}
+
+// addID appends a value to column id.
+func (r *row) addID(id int, val string) {
+	for id >= len(r.vals) {
+		r.vals = append(r.vals, nil)
+	}
+	if len(r.vals[id]) == 0 {
+		r.used = append(r.used, id)
+	}
+	r.vals[id] = append(r.vals[id], val)
 }
 
 // add appends a value to col.
-func (r *row) add(col, val string) {
-	if i, ok := r.idx[col]; ok {
-		r.cells[i].vals = append(r.cells[i].vals, val)
-		return
-	}
-	r.idx[col] = len(r.cells)
-	if len(r.cells) < cap(r.cells) {
-		r.cells = r.cells[:len(r.cells)+1]
-		c := &r.cells[len(r.cells)-1]
-		c.col, c.vals = col, append(c.vals[:0], val)
-		return
-	}
-	r.cells = append(r.cells, cell{col: col, vals: []string{val}})
-}
+func (r *row) add(col, val string) { r.addID(r.g.id(col), val) }
+
+func (r *row) hasID(id int) bool { return id < len(r.vals) && len(r.vals[id]) > 0 }
 
 // has reports whether col has a value.
 func (r *row) has(col string) bool {
-	i, ok := r.idx[col]
-	return ok && len(r.cells[i].vals) > 0
-}
-
-// first is col's first value, "" when it has none.
-func (r *row) first(col string) string {
-	if i, ok := r.idx[col]; ok && len(r.cells[i].vals) > 0 {
-		return r.cells[i].vals[0]
-	}
-	return ""
+	id, ok := r.g.ids[col]
+	return ok && r.hasID(id)
 }
 
 // values are col's values.
 func (r *row) values(col string) []string {
-	if i, ok := r.idx[col]; ok {
-		return r.cells[i].vals
+	if id, ok := r.g.ids[col]; ok && id < len(r.vals) {
+		return r.vals[id]
 	}
 	return nil
 }
 
+// first is col's first value, "" when it has none.
+func (r *row) first(col string) string {
+	if v := r.values(col); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // set replaces col's values with one.
 func (r *row) set(col, val string) {
-	if i, ok := r.idx[col]; ok {
-		r.cells[i].vals = append(r.cells[i].vals[:0], val)
+	id := r.g.id(col)
+	if r.hasID(id) {
+		r.vals[id] = append(r.vals[id][:0], val)
 		return
 	}
-	r.add(col, val)
+	r.addID(id, val)
 }
 
 // colBuf is a text column in Arrow's layout, value i being data[offsets[i]:offsets[i+1]]: no Go
@@ -271,25 +290,44 @@ func bitmap(valid []bool) (*memory.Buffer, int) {
 	return memory.NewBufferBytes(bits), nulls
 }
 
+// How a column's several values of a record are joined.
+const (
+	joinFirst = iota // a single-valued column keeps its first value
+	joinSemi         // multi-valued columns, the decisions and merged ids: "; "
+	joinLines        // repeated tags and notes, which are lines: "\n"
+)
+
+func joinOf(name string) int {
+	switch {
+	case multiColumns[name] || name == colDecision || name == colMerged:
+		return joinSemi
+	case name == colRepeated || name == colNote:
+		return joinLines
+	}
+	return joinFirst
+}
+
 // chunkBuilder gathers rows into column buffers; a column first met at row k gets nulls before
 // it. Tagged formats always have the named columns (the year an integer); a CSV has its own.
 type chunkBuilder struct {
 	tagged bool
-	rows   int            // the rows a chunk holds
-	sizes  map[string]int // each column's bytes in the chunk before
+	g      *columns
+	rows   int         // the rows a chunk holds
+	sizes  map[int]int // each column's bytes in the chunk before
 	n      int
-	cols   map[string]*colBuf
-	order  []string // columns in the order the chunk has them (the extra ones by first appearance)
+	cols   []*colBuf // by column number; nil for the columns the chunk has not met
+	joins  []int
+	order  []int // the columns in the order the chunk has them (the extra ones by first appearance)
 	years  []int32
 	yValid []bool
 }
 
-func newChunkBuilder(tagged bool, rows int, sizes map[string]int) *chunkBuilder {
-	t := &chunkBuilder{tagged: tagged, rows: rows, sizes: sizes, cols: make(map[string]*colBuf, 64)}
+func newChunkBuilder(tagged bool, g *columns, rows int, sizes map[int]int) *chunkBuilder {
+	t := &chunkBuilder{tagged: tagged, g: g, rows: rows, sizes: sizes}
 	if tagged {
 		for _, name := range namedColumns {
 			if name != "year" {
-				t.cols[name] = t.newCol(name)
+				t.column(g.id(name))
 			}
 		}
 		t.years, t.yValid = make([]int32, 0, rows), make([]bool, 0, rows)
@@ -297,30 +335,33 @@ func newChunkBuilder(tagged bool, rows int, sizes map[string]int) *chunkBuilder 
 	return t
 }
 
-func (t *chunkBuilder) newCol(name string) *colBuf {
-	if size, ok := t.sizes[name]; ok {
-		return newColBufCap(t.rows, size+size/8)
-	}
-	return newColBufCap(t.rows, 0)
-}
-
 // next is the builder of the chunk after this one.
 func (t *chunkBuilder) next() *chunkBuilder {
-	sizes := make(map[string]int, len(t.cols))
-	for name, c := range t.cols {
-		sizes[name] = len(c.data)
+	sizes := make(map[int]int, len(t.cols))
+	for id, c := range t.cols {
+		if c != nil {
+			sizes[id] = len(c.data)
+		}
 	}
-	return newChunkBuilder(t.tagged, t.rows, sizes)
+	return newChunkBuilder(t.tagged, t.g, t.rows, sizes)
 }
 
-func (t *chunkBuilder) column(name string) *colBuf {
-	c, ok := t.cols[name]
-	if !ok {
-		c = t.newCol(name)
-		t.cols[name] = c
-		if !t.tagged || !isNamed[name] {
-			t.order = append(t.order, name)
-		}
+// column is the buffer of column id, made when the chunk first meets it.
+func (t *chunkBuilder) column(id int) *colBuf {
+	for id >= len(t.cols) {
+		t.cols = append(t.cols, nil)
+		t.joins = append(t.joins, joinFirst)
+	}
+	if c := t.cols[id]; c != nil {
+		return c
+	}
+	size := t.sizes[id]
+	c := newColBufCap(t.rows, size+size/8)
+	t.cols[id] = c
+	name := t.g.names[id]
+	t.joins[id] = joinOf(name)
+	if !t.tagged || !isNamed[name] {
+		t.order = append(t.order, id)
 	}
 	return c
 }
@@ -328,22 +369,19 @@ func (t *chunkBuilder) column(name string) *colBuf {
 // addRow appends a row: multi-valued columns are joined by "; ", repeated tags and notes by line
 // breaks (they are lines), the decisions and merged ids by "; "; others keep their first value.
 func (t *chunkBuilder) addRow(r *row, year int32, hasYear bool) {
-	for i := range r.cells {
-		c := &r.cells[i]
-		if len(c.vals) == 0 {
-			continue
-		}
-		col := t.column(c.col)
+	for _, id := range r.used {
+		vals := r.vals[id]
+		col := t.column(id)
 		col.padTo(t.n)
 		switch {
-		case len(c.vals) == 1:
-			col.push(c.vals, "")
-		case c.col == "authors" || c.col == "keywords" || c.col == "editors" || c.col == colDecision || c.col == colMerged:
-			col.push(c.vals, multiSep)
-		case c.col == colRepeated || c.col == colNote:
-			col.push(c.vals, "\n")
+		case len(vals) == 1:
+			col.push(vals, "")
+		case t.joins[id] == joinSemi:
+			col.push(vals, multiSep)
+		case t.joins[id] == joinLines:
+			col.push(vals, "\n")
 		default:
-			col.push(c.vals[:1], "")
+			col.push(vals[:1], "")
 		}
 	}
 	if t.tagged {
@@ -357,15 +395,15 @@ func (t *chunkBuilder) addRow(r *row, year int32, hasYear bool) {
 // record has (tagged formats), or the columns in their order (CSV).
 func (t *chunkBuilder) chunk() *Chunk {
 	ch := &Chunk{Rows: t.n}
-	add := func(name string) {
-		c := t.cols[name]
+	add := func(id int) {
+		c := t.cols[id]
 		c.padTo(t.n)
-		ch.names = append(ch.names, name)
+		ch.names = append(ch.names, t.g.names[id])
 		ch.cols = append(ch.cols, c)
 	}
 	if !t.tagged {
-		for _, name := range t.order {
-			add(name)
+		for _, id := range t.order {
+			add(id)
 		}
 		return ch
 	}
@@ -376,14 +414,14 @@ func (t *chunkBuilder) chunk() *Chunk {
 			ch.years, ch.yValid = t.years, t.yValid
 			continue
 		}
-		add(name)
+		add(t.g.id(name))
 	}
-	for _, name := range t.order {
-		add(name)
+	for _, id := range t.order {
+		add(id)
 	}
 	for _, name := range trailingColumns {
-		if _, ok := t.cols[name]; ok {
-			add(name)
+		if id, ok := t.g.ids[name]; ok && id < len(t.cols) && t.cols[id] != nil {
+			add(id)
 		}
 	}
 	return ch
