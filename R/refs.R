@@ -220,7 +220,7 @@ ref_formats <- c("auto", "ris", "medline", "wos", "bibtex", "csv")
 #' writeLines(c("PMID- 12345678", "TI  - A trial of family therapy.", "FAU - Doe, Jane",
 #'   "DP  - 2020 Mar", "LID - 10.1000/xyz.1 [doi]", ""), nbib)
 #' read_refs(nbib)[, c("title", "authors", "year", "doi", "pmid")]
-read_refs <- function(files, format = ref_formats, source_col = "source_file",
+read_refs <- function(files, format = c("auto", "ris", "medline", "wos", "bibtex", "csv"), source_col = "source_file",
                       na = c("", "NA"), encoding = "UTF-8") {
   call <- rlang::current_env()
   check_ref_files(files, call)
