@@ -59,7 +59,9 @@ func startReading(rd *refs.Reader) *reading {
 				return
 			}
 			b := newCBuffer(ch.Bytes())
-			if err := ch.WriteIPC(b); err != nil {
+			err = ch.WriteIPC(b)
+			ch.Release()
+			if err != nil {
 				b.free()
 				r.send(encoded{err: &ipcError{err}})
 				return
@@ -164,8 +166,8 @@ func refsNext(h int64, out *unsafe.Pointer, outLen *C.size_t) *C.char {
 	}
 	takeReader(h)
 	r.close()
-	// The chunks are R's now: give the file's memory back before R builds its table.
-	debug.FreeOSMemory()
+	// The chunks are R's now: the file's memory goes back to the system while R binds them.
+	go debug.FreeOSMemory()
 	if e.err != nil {
 		var ie *ipcError
 		if errors.As(e.err, &ie) {

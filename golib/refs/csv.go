@@ -237,8 +237,9 @@ func readCSV(lr *lineReader, sn csvSniff, na naSet, chunkRows int, send func(*Ch
 		ids[k] = g.id(name)
 	}
 	abstract := g.id("abstract")
+	pool := newBufPool()
 	newBuilder := func(prev *chunkBuilder) *chunkBuilder {
-		tb := newChunkBuilder(false, g, chunkRows, nil)
+		tb := newChunkBuilder(false, g, pool, chunkRows, nil)
 		if prev != nil {
 			tb = prev.next()
 		}

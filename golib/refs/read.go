@@ -208,7 +208,7 @@ func ReadAll(rd *Reader) ([]*Chunk, error) {
 // readTagged parses a tagged format, maps each record to a row and sends the rows in chunks.
 func readTagged(lr *lineReader, format string, na naSet, chunkRows int, send func(*Chunk) bool) error {
 	g := newColumns()
-	tb := newChunkBuilder(true, g, chunkRows, nil)
+	tb := newChunkBuilder(true, g, newBufPool(), chunkRows, nil)
 	r := newRow(g)
 	stopped := errors.New("stopped")
 	add := func(rw *row, year int32, hasYear bool) error {

@@ -2,6 +2,7 @@ package refs
 
 import (
 	"io"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -131,17 +132,54 @@ func (r *row) set(col, val string) {
 // colBuf is a text column in Arrow's layout, value i being data[offsets[i]:offsets[i+1]]: no Go
 // string per value, and nothing for the garbage collector to scan, however large the file.
 type colBuf struct {
+	id      int // the column's number
 	offsets []int32
 	data    []byte
 	valid   []bool
 }
 
-// newColBufCap is a column with room for rows values and dataCap bytes (the size of the same
-// column in the chunk before: the chunks of a file are alike), so that it is not copied as it
-// grows.
-func newColBufCap(rows, dataCap int) *colBuf {
-	c := &colBuf{offsets: make([]int32, 1, rows+1), data: make([]byte, 0, dataCap), valid: make([]bool, 0, rows)}
+// newColBuf is column id's buffer with room for rows values and dataCap bytes (the size of the
+// same column in the chunk before: the chunks of a file are alike), so that it is not copied as
+// it grows. It reuses the column's buffer of a released chunk of the same file when there is
+// one: a file's reading then allocates about three chunks' worth, not the file's size, and the
+// collector has little to do.
+func (p *bufPool) newColBuf(id, rows, dataCap int) *colBuf {
+	p.mu.Lock()
+	free := p.free[id]
+	var c *colBuf
+	if n := len(free); n > 0 {
+		c, p.free[id] = free[n-1], free[:n-1]
+	}
+	p.mu.Unlock()
+	if c == nil {
+		return &colBuf{id: id, offsets: make([]int32, 1, rows+1), data: make([]byte, 0, dataCap), valid: make([]bool, 0, rows)}
+	}
+	c.offsets, c.data, c.valid = append(c.offsets[:0], 0), c.data[:0], c.valid[:0]
+	if cap(c.data) < dataCap {
+		c.data = make([]byte, 0, dataCap)
+	}
 	return c
+}
+
+// bufPool holds the column buffers of a file's released chunks (it goes with the reading).
+type bufPool struct {
+	mu   sync.Mutex
+	free map[int][]*colBuf
+}
+
+func newBufPool() *bufPool { return &bufPool{free: map[int][]*colBuf{}} }
+
+// Release hands the chunk's buffers back for the file's next chunks; the chunk must not be used
+// after.
+func (c *Chunk) Release() {
+	c.pool.mu.Lock()
+	for _, b := range c.cols {
+		if b != nil {
+			c.pool.free[b.id] = append(c.pool.free[b.id], b)
+		}
+	}
+	c.pool.mu.Unlock()
+	c.cols, c.names = nil, nil
 }
 
 // padTo adds nulls up to n values.
@@ -168,6 +206,7 @@ func (c *colBuf) push(parts []string, sep string) {
 // chunks, so that neither side ever holds the whole file twice.
 type Chunk struct {
 	Rows   int
+	pool   *bufPool
 	names  []string
 	cols   []*colBuf // nil for the year column
 	years  []int32
@@ -312,6 +351,7 @@ func joinOf(name string) int {
 type chunkBuilder struct {
 	tagged bool
 	g      *columns
+	pool   *bufPool
 	rows   int         // the rows a chunk holds
 	sizes  map[int]int // each column's bytes in the chunk before
 	n      int
@@ -322,8 +362,8 @@ type chunkBuilder struct {
 	yValid []bool
 }
 
-func newChunkBuilder(tagged bool, g *columns, rows int, sizes map[int]int) *chunkBuilder {
-	t := &chunkBuilder{tagged: tagged, g: g, rows: rows, sizes: sizes}
+func newChunkBuilder(tagged bool, g *columns, pool *bufPool, rows int, sizes map[int]int) *chunkBuilder {
+	t := &chunkBuilder{tagged: tagged, g: g, pool: pool, rows: rows, sizes: sizes}
 	if tagged {
 		for _, name := range namedColumns {
 			if name != "year" {
@@ -343,7 +383,7 @@ func (t *chunkBuilder) next() *chunkBuilder {
 			sizes[id] = len(c.data)
 		}
 	}
-	return newChunkBuilder(t.tagged, t.g, t.rows, sizes)
+	return newChunkBuilder(t.tagged, t.g, t.pool, t.rows, sizes)
 }
 
 // column is the buffer of column id, made when the chunk first meets it.
@@ -356,7 +396,7 @@ func (t *chunkBuilder) column(id int) *colBuf {
 		return c
 	}
 	size := t.sizes[id]
-	c := newColBufCap(t.rows, size+size/8)
+	c := t.pool.newColBuf(id, t.rows, size+size/8)
 	t.cols[id] = c
 	name := t.g.names[id]
 	t.joins[id] = joinOf(name)
@@ -394,7 +434,7 @@ func (t *chunkBuilder) addRow(r *row, year int32, hasYear bool) {
 // chunk is the rows so far: the named columns, the extra ones, then the trailing ones that any
 // record has (tagged formats), or the columns in their order (CSV).
 func (t *chunkBuilder) chunk() *Chunk {
-	ch := &Chunk{Rows: t.n}
+	ch := &Chunk{Rows: t.n, pool: t.pool}
 	add := func(id int) {
 		c := t.cols[id]
 		c.padTo(t.n)
