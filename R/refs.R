@@ -1,73 +1,88 @@
-# Reading and writing reference files: RIS exports of reference managers and databases, and CSV.
+# Reading and writing reference files: the exports of databases and reference managers (RIS,
+# PubMed's MEDLINE, Web of Science's tagged format, BibTeX, CSV).
 #
-# A RIS record is read into one row whose columns are named fields (title, abstract, authors...).
-# The design goal is that read_refs() -> write_refs() -> read_refs() gives back every field
-# unchanged, so nothing of an export is dropped silently: tags without a named column keep their
-# tag as column name, and repeats of single-valued tags (a second T1, a second ISSN) are kept in
-# `repeated_tags` as RIS lines, which write_refs() writes back as they were.
+# The parsing is Go's (golib/refs): it streams the file and hands back an Arrow table, so that a
+# search of 75,000 records reads in about a second. R checks the arguments, converts a file in
+# another encoding to UTF-8 first, words the errors, gives CSV columns their types and binds the
+# tables of several files. The design goal is that read_refs() -> write_refs() -> read_refs()
+# gives back every field unchanged: tags without a named column keep their tag as column name,
+# and repeats of single-valued RIS tags are kept in `repeated_tags` as RIS lines, which
+# write_refs() writes back as they were.
 
-# The RIS tags read_refs() gives a column name. `multi` columns keep every value, joined by "; ";
-# for the others the first value is the column's value.
-ris_tags <- data.frame(
-  tag = c("TY", "TI", "T1", "AB", "N2", "AU", "A1", "A2", "ED", "KW", "Y1", "DA", "JO", "JF", "JA",
-    "T2", "DO", "ID", "AN", "UR", "SN", "VL", "IS", "SP", "EP", "N1", "LA", "PB", "CY"),
-  column = c("type", "title", "title", "abstract", "abstract", "authors", "authors", "editors",
-    "editors", "keywords", "date", "date", "journal", "journal_full", "journal_abbrev",
-    "secondary_title", "doi", "database_id", "accession_number", "url", "issn", "volume", "issue",
-    "start_page", "end_page", "notes", "language", "publisher", "place"),
-  stringsAsFactors = FALSE
-)
-
-ris_multi_columns <- c("authors", "editors", "keywords")
-
-# Every RIS table has these columns, in this order (all NA when no record has the field), so that
-# tables of different exports have the same shape; tags without a name follow.
-ris_core_columns <- c("title", "abstract", "authors", "year", "journal", "doi", "keywords", "type", "database_id")
+# Every table of a tagged format has these columns, in this order (all NA when no record has the
+# field), so that tables of different exports have the same shape; other fields follow (the same
+# names as golib/refs/table.go).
+ris_core_columns <- c("title", "abstract", "authors", "year", "journal", "doi", "pmid", "keywords", "type", "database_id")
 ris_more_columns <- c("accession_number", "editors", "date", "secondary_title", "journal_full",
   "journal_abbrev", "volume", "issue", "start_page", "end_page", "issn", "publisher", "place",
   "language", "url", "notes")
 
+# Columns of several values, joined by "; ".
+ris_multi_columns <- c("authors", "editors", "keywords")
+
 # The tag each named column is written with, in the order of the written record (TY comes first and
-# `journal` is written only when it is not derived from another column; see ris_record_chunks()).
+# `journal` is written only when it is not derived from another column; see ris_text()). RIS has
+# no PubMed id: it is written as PM, Web of Science's tag, which read_refs() reads back.
 ris_write_tags <- c(title = "TI", authors = "AU", editors = "A2", year = "PY", date = "DA",
   secondary_title = "T2", journal = "JO", journal_full = "JF", journal_abbrev = "JA", volume = "VL",
   issue = "IS", start_page = "SP", end_page = "EP", issn = "SN", publisher = "PB", place = "CY",
-  language = "LA", doi = "DO", url = "UR", database_id = "ID", accession_number = "AN",
+  language = "LA", doi = "DO", pmid = "PM", url = "UR", database_id = "ID", accession_number = "AN",
   notes = "N1", keywords = "KW", abstract = "AB")
 
 # Columns that are text whatever they look like (a volume "5" or an id "9431078" stays text), so
-# that a CSV written by write_refs() reads back with the types a RIS file gives.
+# that a CSV written by write_refs() reads back with the types a RIS file gives; also the fields
+# of tagged formats kept under their tag (U1, PMID's neighbours such as JID, DA_medline).
 ris_text_columns <- function() {
-  c(unique(ris_tags$column), "repeated_tags", "tabscreen_decision", "tabscreen_note")
+  c(ris_core_columns[ris_core_columns != "year"], ris_more_columns, "merged_ids", "repeated_tags",
+    "tabscreen_decision", "tabscreen_note")
 }
+tag_column_pattern <- "^[A-Z][A-Z0-9]{1,3}(_[a-z]+)?$"
 
-# Column names that mean the title or the abstract in CSV exports (compared in lower case, in this
-# order of preference): RIS tags, and the headers of common exports ("Abstract Note" is Zotero's).
-title_candidates <- c("title", "ti", "t1", "article title", "primary title", "document title")
-abstract_candidates <- c("abstract", "ab", "n2", "abstract note")
-
-ris_tag_pattern <- "^[A-Z][A-Z0-9]  -( |$)"
-
-# The keyword and note prefix of the screening results write_refs() adds and read_refs() takes out.
+# The keyword and note prefixes of the screening results and of the records a deduplication
+# merged, which write_refs() adds and read_refs() takes out (golib/refs/ris.go).
 tabscreen_prefix <- "tabscreen: "
+merged_prefix <- "tabscreen merged: "
 
-#' Read references from RIS and CSV files
+# The formats of read_refs(), as `format` names them.
+ref_formats <- c("auto", "ris", "medline", "wos", "bibtex", "csv")
+
+#' Read references from the files databases and reference managers export
 #'
-#' Reads the references exported by reference managers and bibliographic databases (EndNote,
-#' Zotero, EPPI-Reviewer, PsycInfo, ...) as RIS or CSV into one tibble with a row per reference,
-#' ready for the screening functions: the titles are in `title` and the abstracts in `abstract`,
-#' e.g. `tabscreen_a.tools(refs, prompt, title = title, abstract = abstract)`. Several files,
-#' RIS and CSV mixed, are read into one table.
+#' Reads the references exported by bibliographic databases and reference managers (PubMed,
+#' Embase, Scopus, Web of Science, the Cochrane Library, Ovid, EBSCOhost, EndNote, Zotero,
+#' Covidence, Rayyan, EPPI-Reviewer, ...) into one tibble with a row per reference, ready for
+#' [dedup_refs()] and the screening functions: the titles are in `title` and the abstracts in
+#' `abstract`, e.g. `tabscreen_a.tools(refs, prompt, title = title, abstract = abstract)`. Several
+#' files, of any formats, are read into one table.
+#'
+#' @section Formats:
+#' The format of each file is found from its content, not its name (a PubMed export named `.ris`
+#' is read as PubMed's): the first line that only one format has decides.
+#'
+#' * **RIS** (`.ris`, `.txt`): records from a `TY` line to an `ER` line.
+#' * **PubMed MEDLINE** (`.nbib`, `.txt`; PubMed's "Save, format PubMed"): records opened by
+#'   `PMID- `.
+#' * **Web of Science tagged** (`.ciw`, `.txt`; "Plain text file" or "Other file formats"; also
+#'   Zoological Record): starts with `FN Clarivate Analytics Web of Science`, records end with `ER`.
+#' * **BibTeX** (`.bib`): `@article{key, title = {...}, ...}` entries.
+#' * **CSV**: comma-, semicolon- or tab-separated (Excel saves semicolons in many locales), with a
+#'   title column; lines before the header (Embase's search query) are skipped.
+#'
+#' A file in none of them is an error that lists the formats tried and shows its first line.
+#' `format` names the format of files whose content is ambiguous.
 #'
 #' @section RIS files:
 #' A record runs from its `TY` line to its `ER` line; each line in between is a tag of two
-#' characters (a capital letter, then a capital letter or a digit), two spaces, a hyphen, a space
-#' and the value. A line without a tag continues the value of the tag above it (the lines are
-#' joined with a space). Blank lines are ignored, and so are byte-order marks, Windows (CRLF)
-#' line ends and the `Provider:`, `Database:` and `Content:` header lines some databases put
-#' before the first record (exports joined into one file have them between records too). A value
-#' that is one of `na` (by default empty, or the text `NA` that some exports write for a missing
-#' field) is missing.
+#' characters (a capital letter, then a capital letter or a digit), two spaces (or a tab), a
+#' hyphen, a space and the value. A line without a tag continues the value of the tag above it
+#' (the lines are joined with a space; under `KW` each line is a keyword, as EndNote writes them).
+#' Blank lines are ignored, and so are byte-order marks, Windows (CRLF) line ends and what
+#' exporters put around the records: record numbers (`1.`), Ovid's "Link to the Ovid Full Text"
+#' lines, the Cochrane Library's `Record #3 of 18`, `Provider:` and `Content:` lines. Tags between
+#' an `ER` and the next `TY` (Ovid's `NL`) belong to the record above; tags closed by an `ER`
+#' without a `TY` are a record without a type. A record whose `TY` has no value is read with
+#' `type` `NA`. A value that is one of `na` (by default empty, or the text `NA` that some exports
+#' write for a missing field) is missing.
 #'
 #' The tags become these columns:
 #'
@@ -78,7 +93,8 @@ tabscreen_prefix <- "tabscreen: "
 #' | `authors` | `AU`, `A1` | every author, in order, joined by `"; "` |
 #' | `year` | `PY`, `Y1`, `DA` | integer: the first four-digit year of `PY`, else of `Y1`, else of `DA` |
 #' | `journal` | `JO` | else the value of `JF`, `JA` or `T2`, the first present |
-#' | `doi` | `DO` | |
+#' | `doi` | `DO` | else a DOI in `L3` or `M3` (EBSCOhost), else a doi.org link in `UR` or `N1` |
+#' | `pmid` | `PM` | else `AN` of a record from PubMed (`DP` or `DB` `NLM`), a note `PUBMED 123` (`C3`), a PubMed link |
 #' | `keywords` | `KW` | every keyword, joined by `"; "` |
 #' | `type` | `TY` | the reference type, e.g. `JOUR`, `CHAP` |
 #' | `database_id` | `ID` | the record's id in the database |
@@ -102,17 +118,44 @@ tabscreen_prefix <- "tabscreen: "
 #'
 #' Keywords and notes that start with `"tabscreen: "` are the screening results [write_refs()]
 #' adds; they go to the columns `tabscreen_decision` (the decisions, e.g. `"Include"`) and
-#' `tabscreen_note` (the notes), not to `keywords` and `notes`. See [write_refs()].
+#' `tabscreen_note` (the notes), not to `keywords` and `notes`. A note that starts with
+#' `"tabscreen merged: "` goes to `merged_ids` (see [dedup_refs()]).
+#'
+#' @section MEDLINE, Web of Science and BibTeX files:
+#' Their fields go to the same named columns as RIS tags (the table has all of them), and the
+#' fields without a named column keep their tag or field name (`MH`, `OWN`, `PHST`, `WC`, `UT`,
+#' `month`, ...; a tag that RIS uses for another field gets the format's name after it, e.g.
+#' MEDLINE's `DA` is `DA_medline`). Several values of such a field are joined by `"; "`.
+#'
+#' * MEDLINE: `PMID` is `pmid`, `TI` `title`, `AB` `abstract`, the full names `FAU` (else `AU`)
+#'   `authors`, `DP` `date` (and `year`), `JT` `journal_full` and `journal`, `TA`
+#'   `journal_abbrev`, `VI`, `IP`, `IS` `volume`, `issue`, `issn`, `PG` the pages, the `LID` or
+#'   `AID` marked `[doi]` `doi`, `OT` and `MH` `keywords`; the type is `JOUR` (or `BOOK`, `CHAP`
+#'   for PubMed's books).
+#' * Web of Science: `TI`, `AB`, `AF` (else `AU`), `PY`, `SO`, `JI`, `DI`, `PM`, `DE` and `ID`
+#'   (keywords), `VL`, `IS`, `BP`, `EP`, `SN`, `PU`, `PI`, `LA`, `UT`; `PT J` is `JOUR`.
+#' * BibTeX: the key is `database_id`; `author` and `editor` are split at "and"; LaTeX accents
+#'   (`{\"o}`) become letters and case-protecting braces go; the entry type gives `type`
+#'   (`article` is `JOUR`).
 #'
 #' @section CSV files:
-#' Read as UTF-8 (a byte-order mark is ignored), with every column kept under its name. The title
-#' column is found whatever its case: `title`, `TI`, `T1`, `Article Title`, `Primary Title` or
-#' `Document Title`, and renamed `title`; likewise the abstract column (`abstract`, `AB`, `N2`,
-#' `Abstract Note`) is renamed `abstract`. A file without a title column is an error; one without
-#' an abstract column gets an `abstract` column of `NA`. The columns named as in a RIS table
-#' (e.g. `volume`, `issn`, `U1`) stay text and `year` becomes integer, so that a CSV written by
-#' [write_refs()] reads back as the RIS file did; other columns get their natural type (numbers,
-#' logicals), except columns with no value at all, which stay text.
+#' Read as UTF-8 (a byte-order mark is ignored), with every column kept. The columns of the
+#' major exports get the named columns' names: `Title`, `Article Title`, `Document Title` become
+#' `title`; `Abstract`, `Abstract Note` `abstract`; `Authors`, `Author`, `Author Names`,
+#' `Author(s)`, `Author/s` `authors`; `Year`, `Publication Year`, `Published Year` `year`;
+#' `Source title`, `Journal`, `Journal Title`, `Publication Title`, `Journal/Book`, `Source`
+#' `journal`; `DOI` `doi`; `PMID`, `PubMed ID`, `Medline PMID` `pmid`; `Keywords`,
+#' `Author Keywords` `keywords`; `TY`, `Type of Reference` `type`; `Volume`, `Issue`, `Number`,
+#' `Start Page`, `Page start`, `First Page`, `Pages`, `End Page`, `ISSN`, `Publisher`, `Language`,
+#' `URL`, `Link`, `Notes`, RIS tags (`TI`, `AU`, ...) and Web of Science's (its tab-delimited
+#' export: `SO`, `DI`, `PM`, `UT`, `BP`, ...) likewise (any case; the first of a
+#' column's names that a file has wins, the others keep their names). A file without a title
+#' column is an error; one without an abstract column gets an `abstract` column of `NA`. The
+#' named columns and the columns with a quoted value stay text (write_refs() quotes text) and
+#' `year` becomes integer (a year written as a date, e.g. `2014//`, is also kept in `date`, as a
+#' RIS `PY` is), so that a CSV written by [write_refs()] reads back as the original did; other
+#' columns get their natural type (numbers, logicals), except columns with no value at all, which
+#' stay text.
 #'
 #' @section The source column:
 #' The last column (`source_file`, or the name given in `source_col`) holds the name of the file
@@ -125,31 +168,32 @@ tabscreen_prefix <- "tabscreen: "
 #' Errors have the class `tabscreen_error_refs` (and `tabscreen_error`). A file that does not
 #' exist or cannot be read is an error of class `tabscreen_error_refs_files`; a bad `format`,
 #' `source_col`, `na` or `encoding` one of class `tabscreen_error_refs_<argument>`; these are
-#' also of class `tabscreen_error_arg`. A malformed file is an error of class
-#' `tabscreen_error_refs_parse`, whose message and fields `file` and `line` say where: a record
-#' without its `ER` line at the end of the file or before the next `TY` line (a truncated
-#' export), a tag or text outside a record (e.g. before the first `TY` line), a `TY` without a
-#' type, NUL bytes (a binary file), a CSV that cannot be parsed. Text that is not valid in
-#' `encoding` (an export in another encoding, typically Windows-1252, read as UTF-8) is an error
-#' of class `tabscreen_error_encoding` too, as in the screening functions: its message gives the
-#' number of lines affected, the first of them, and the `encoding` to give (`"windows-1252"` when
-#' the text reads as such). Nothing is converted by guess. A CSV without a title column is an
-#' error of class `tabscreen_error_refs_columns`.
+#' also of class `tabscreen_error_arg`. A file that cannot be read is an error of class
+#' `tabscreen_error_refs_parse`, whose message and fields `file` and `line` say where (lines are
+#' numbered as `wc -l` and editors count them: a carriage return alone does not end a line): a
+#' record without its `ER` line at the end of the file or before the next `TY` line (a truncated
+#' export), tags outside any record, NUL bytes (a binary file), a CSV quote that is never closed.
+#' A file in none of the formats is also of class `tabscreen_error_refs_unknown`. Text that is not
+#' valid in `encoding` (an export in another encoding, typically Windows-1252, read as UTF-8) is
+#' an error of class `tabscreen_error_encoding` too, as in the screening functions: its message
+#' gives the number of lines affected, the first of them, and the `encoding` to give
+#' (`"windows-1252"` when the text reads as such). Nothing is converted by guess. A CSV without a
+#' title column is an error of class `tabscreen_error_refs_columns`.
 #'
-#' @param files Paths of one or more RIS or CSV files.
-#' @param format `"auto"` (the default), `"ris"` or `"csv"`; one for all files or one per file.
-#'   `"auto"` reads files ending in `.ris` as RIS and files ending in `.csv` as CSV, and any
-#'   other file as RIS when its first line that is not blank is a `TY` line, else as CSV.
+#' @param files Paths of one or more exported files.
+#' @param format `"auto"` (the default): each file's format is found from its content. Or one of
+#'   `"ris"`, `"medline"`, `"wos"`, `"bibtex"`, `"csv"`: one for all files or one per file.
 #' @param source_col The name of the column naming each record's file, or `NULL` for none.
 #' @param na The values that mean missing (after white space is trimmed).
 #' @param encoding The files' encoding. Exports are UTF-8 nearly always; for an older export in
 #'   another encoding give it, e.g. `"latin1"` or `"windows-1252"`. Files that start with a UTF-16
 #'   byte-order mark are read as UTF-16 whatever this says.
 #' @return A tibble with one row per reference: `title` and `abstract` first, then the other
-#'   fields (for RIS: `authors`, `year`, `journal`, `doi`, `keywords`, `type`, `database_id`, ...,
-#'   see above), then the source column. All columns are text except `year` (integer) and, in
-#'   CSV files, columns of numbers or logicals.
-#' @seealso [write_refs()] to write references and screening results.
+#'   fields (for the tagged formats: `authors`, `year`, `journal`, `doi`, `pmid`, `keywords`,
+#'   `type`, `database_id`, ..., see above), then the source column. All columns are text except
+#'   `year` (integer) and, in CSV files, columns of numbers or logicals.
+#' @seealso [dedup_refs()] to remove the duplicates of several exports, [write_refs()] to write
+#'   references and screening results.
 #' @export
 #' @examples
 #' # The references a review included and excluded, exported from EPPI-Reviewer.
@@ -164,11 +208,19 @@ tabscreen_prefix <- "tabscreen: "
 #' psy[1, c("title", "year", "date", "journal", "journal_abbrev", "issn")]
 #' cat(psy$repeated_tags[1])
 #'
-#' # CSV files: the title and abstract columns are found whatever their names' case.
+#' # CSV files: a database's column names become the named columns.
 #' csv <- tempfile(fileext = ".csv")
-#' write.csv(data.frame(Title = refs$title[1:3], Abstract = refs$abstract[1:3]), csv, row.names = FALSE)
+#' write.csv(data.frame(Title = refs$title[1:3], Abstract = refs$abstract[1:3],
+#'   Authors = refs$authors[1:3], "Publication Year" = refs$year[1:3], check.names = FALSE),
+#'   csv, row.names = FALSE)
 #' read_refs(csv)
-read_refs <- function(files, format = c("auto", "ris", "csv"), source_col = "source_file",
+#'
+#' # PubMed's format, whatever the file's name.
+#' nbib <- tempfile(fileext = ".txt")
+#' writeLines(c("PMID- 12345678", "TI  - A trial of family therapy.", "FAU - Doe, Jane",
+#'   "DP  - 2020 Mar", "LID - 10.1000/xyz.1 [doi]", ""), nbib)
+#' read_refs(nbib)[, c("title", "authors", "year", "doi", "pmid")]
+read_refs <- function(files, format = c("auto", "ris", "medline", "wos", "bibtex", "csv"), source_col = "source_file",
                       na = c("", "NA"), encoding = "UTF-8") {
   call <- rlang::current_env()
   check_ref_files(files, call)
@@ -193,23 +245,70 @@ read_refs <- function(files, format = c("auto", "ris", "csv"), source_col = "sou
 
 read_ref_file <- function(file, format, source_col, na, encoding, call) {
   name <- basename(file)
-  size <- file.size(file)
-  bytes <- readBin(file, "raw", n = max(size, 0))
-  lines <- decode_ref_text(bytes, name, encoding, call)
-  if (format == "auto") {
-    format <- ref_format_of(file, lines)
+  path <- utf8_ref_file(file, name, encoding, call)
+  if (!identical(path, file)) on.exit(unlink(path), add = TRUE)
+  opened <- refs_call(list(op = "open", path = enc2utf8(normalizePath(path)), read = list(format = format, na = as.list(na))),
+    call = call, file = name)$meta
+  # Go parses the file while R takes its table in chunks; an error or an interrupt stops it.
+  done <- FALSE
+  on.exit(if (!done) refs_call(list(op = "close", handle = opened$handle)), add = TRUE)
+  chunks <- list()
+  repeat {
+    out <- refs_call(list(op = "next", handle = opened$handle), call = call, file = name)
+    if (isTRUE(out$meta$done)) break
+    chunks[[length(chunks) + 1L]] <- out$table
   }
-  tbl <- if (format == "ris") parse_ris(lines, name, na, call) else parse_ref_csv(lines, name, na, source_col, call)
+  done <- TRUE
+  tbl <- bind_chunks(chunks)
+  if (identical(opened$format, "csv")) {
+    tbl <- csv_column_types(tbl, unlist(out$meta$text_columns), source_col)
+  }
   if (!is.null(source_col) && !source_col %in% names(tbl)) {
     tbl[[source_col]] <- rep(name, nrow(tbl))
   }
   tbl
 }
 
+# The chunks of one file's table (as the C reader returns them) -> its tibble: a column a chunk
+# lacks (no record of the chunk had the field) is missing there.
+bind_chunks <- function(chunks) {
+  n <- vapply(chunks, function(ch) as.integer(ch[[2]]), integer(1))
+  if (length(chunks) == 1) {
+    return(refs_tibble(chunks[[1]][[1]], n))
+  }
+  columns <- unique(unlist(lapply(chunks, function(ch) names(ch[[1]]))))
+  cols <- lapply(columns, function(name) {
+    parts <- lapply(seq_along(chunks), function(i) chunks[[i]][[1]][[name]] %||% rep(if (name == "year") NA_integer_ else NA_character_, n[i]))
+    unlist(parts, use.names = FALSE)
+  })
+  names(cols) <- columns
+  refs_tibble(cols, sum(n))
+}
+
+# A tibble of columns that are known to be plain vectors of n values, made without
+# tibble::new_tibble()'s checks: their first run in a session (loading what they use) costs a
+# fifth of a second, a third of the time the reading of 50,000 records takes.
+refs_tibble <- function(cols, n) {
+  structure(cols, class = c("tbl_df", "tbl", "data.frame"), row.names = .set_row_names(as.integer(n)))
+}
+
+# A call of the Go core's reference functions (TsRefs): list(meta, table), the table as the C
+# reader returns it, list(columns, nrow, error) (a tibble per chunk of a file would cost more
+# than the file's parsing).
+refs_call <- function(request, table = raw(), call = rlang::caller_env(), file = NULL) {
+  out <- .Call(C_refs, as.character(to_json(request)), table)
+  meta <- from_json(out[[1]], simplify = FALSE)
+  if (!is.null(meta$error)) {
+    abort_refs_read(meta$error, file, call)
+  }
+  if (!is.null(out[[2]][[3]])) ipc_abort(out[[2]][[3]], call = call)
+  list(meta = meta, table = out[[2]])
+}
+
 check_ref_files <- function(files, call) {
   if (!is.character(files) || length(files) == 0 || anyNA(files) || any(!nzchar(files))) {
-    abort_refs_arg(c("{.arg files} must hold the paths of one or more RIS or CSV files.",
-      "i" = "E.g. {.code read_refs(\"export.ris\")} or {.code read_refs(c(\"included.ris\", \"excluded.ris\"))}."),
+    abort_refs_arg(c("{.arg files} must hold the paths of one or more exported files (RIS, MEDLINE, Web of Science, BibTeX, CSV).",
+      "i" = "E.g. {.code read_refs(\"export.ris\")} or {.code read_refs(c(\"pubmed.nbib\", \"embase.ris\"))}."),
       "files", call)
   }
   missing <- files[!file.exists(files)]
@@ -232,19 +331,17 @@ check_ref_files <- function(files, call) {
 }
 
 check_read_format <- function(format, n, call) {
-  values <- c("auto", "ris", "csv")
-  if (identical(format, values)) {
+  if (identical(format, ref_formats)) {
     return(rep("auto", n))
   }
-  if (!is.character(format) || anyNA(format) || !all(tolower(format) %in% values) || !length(format) %in% c(1, n)) {
-    abort_refs_arg(c("{.arg format} must be {.or {.val {values}}}: one for all files or one per file.",
-      if (is.character(format) && length(format) %in% c(1, n)) c("x" = "{.val {setdiff(format, values)}} {?is/are} not one of them.")),
+  if (!is.character(format) || anyNA(format) || !all(tolower(format) %in% ref_formats) || !length(format) %in% c(1, n)) {
+    abort_refs_arg(c("{.arg format} must be {.or {.val {ref_formats}}}: one for all files or one per file.",
+      if (is.character(format) && length(format) %in% c(1, n)) c("x" = "{.val {setdiff(format, ref_formats)}} {?is/are} not one of them.")),
       "format", call)
   }
   rep_len(tolower(format), n)
 }
 
-# An argument error of read_refs() or write_refs(), of class tabscreen_error_refs_<arg>.
 abort_refs_arg <- function(message, arg, call, .envir = parent.frame()) {
   abort_arg(message, class = c(paste0("tabscreen_error_refs_", arg), "tabscreen_error_refs"), arg = arg,
     call = call, .envir = .envir)
@@ -265,236 +362,115 @@ abort_refs_parse <- function(message, file, line, call, class = NULL, .envir = p
 
 # The lines of a file's bytes as UTF-8 text. Refuses what no export contains: NUL bytes (a binary
 # file, or UTF-16 without its byte-order mark) and bytes that are not valid in the encoding.
-decode_ref_text <- function(bytes, file, encoding, call) {
-  utf16 <- if (length(bytes) >= 2 && bytes[1] == as.raw(0xff) && bytes[2] == as.raw(0xfe)) {
+
+# The error of a file the Go core could not read, in R's words: `err` is its error document
+# (golib/refs.Error in `refs`).
+abort_refs_read <- function(err, file, call) {
+  e <- err$refs
+  if (is.null(e)) {
+    if (identical(err$class, "tabscreen_error_refs_files")) {
+      abort_refs_arg(c("{.file {file}} cannot be read.", "x" = "{err$message}"), "files", call)
+    }
+    rlang::abort(err$message, class = c(err$class, "tabscreen_error_refs", "tabscreen_error"), call = call)
+  }
+  line <- if (is.null(e$line) || e$line == 0) NULL else e$line
+  switch(e$class,
+    tabscreen_error_encoding = abort_refs_encoding(e$n_bad, unlist(e$bad_lines), e$suggest, file, "UTF-8", call),
+    tabscreen_error_refs_columns = tabscreen_abort(
+      c("{.file {file}} has no title column: no column is named {.or {.val {c('title', 'TI', 'Article Title', 'Document Title')}}} (any case).",
+        "i" = "Its columns are {.val {unlist(e$columns)}}; rename the title column {.field title}."),
+      class = c("tabscreen_error_refs_columns", "tabscreen_error_refs"), file = file, call = call),
+    tabscreen_error_refs_unknown = abort_refs_parse(
+      c("{e$message}.",
+        "x" = "Formats tried: {paste(unlist(e$tried), collapse = ', ')}.",
+        "i" = "Its first line: {.val {e$first_line}}.",
+        "i" = "Export the references in one of these formats, or name the format with {.arg format}."),
+      file, NULL, call, class = "tabscreen_error_refs_unknown"),
+    abort_refs_parse(c("{e$message}.", "i" = if (!is.null(e$hint)) "{e$hint}"), file, line, call)
+  )
+}
+
+# A file in another encoding than UTF-8 (named, or UTF-16 by its byte-order mark) is converted to
+# a temporary UTF-8 file for the Go reader, line by line so that lines keep their numbers; a UTF-8
+# file is read as it is.
+utf8_ref_file <- function(file, name, encoding, call) {
+  con <- file(file, "rb")
+  start <- readBin(con, "raw", 2)
+  close(con)
+  utf16 <- if (identical(start, as.raw(c(0xff, 0xfe)))) {
     "UTF-16LE"
-  } else if (length(bytes) >= 2 && bytes[1] == as.raw(0xfe) && bytes[2] == as.raw(0xff)) {
+  } else if (identical(start, as.raw(c(0xfe, 0xff)))) {
     "UTF-16BE"
   }
+  if (is.null(utf16) && toupper(encoding) %in% c("UTF-8", "UTF8")) {
+    return(file)
+  }
+  bytes <- readBin(file, "raw", n = file.size(file))
   if (!is.null(utf16)) {
     text <- tryCatch(iconv(list(bytes[-(1:2)]), utf16, "UTF-8"), error = function(e) NA_character_)
     if (is.na(text)) {
-      abort_refs_parse("the file starts like {utf16} text but is not valid {utf16}.", file, NULL, call)
+      abort_refs_parse("the file starts like {utf16} text but is not valid {utf16}.", name, NULL, call)
     }
-    bytes <- charToRaw(enc2utf8(text))
-  }
-  nul <- which(bytes == as.raw(0))
-  if (length(nul) > 0) {
-    line <- sum(bytes[seq_len(nul[1])] == as.raw(10)) + 1
-    abort_refs_parse(c("the file holds NUL bytes: it is not a text export (a binary file?).",
-      "i" = "Export the references as RIS or CSV text (UTF-8)."), file, line, call)
-  }
-  if (length(bytes) >= 3 && all(bytes[1:3] == as.raw(c(0xef, 0xbb, 0xbf)))) {
-    bytes <- bytes[-(1:3)]
-  }
-  text <- rawToChar(bytes)
-  utf8 <- toupper(encoding) %in% c("UTF-8", "UTF8") || !is.null(utf16)
-  # Fixed-string steps: a regular expression split of a whole file takes quadratic time in R.
-  text <- gsub("\r\n", "\n", text, fixed = TRUE, useBytes = TRUE)
-  text <- gsub("\r", "\n", text, fixed = TRUE, useBytes = TRUE)
-  lines <- strsplit(text, "\n", fixed = TRUE, useBytes = TRUE)[[1]]
-  if (utf8) {
-    bad <- which(!validUTF8(lines))
   } else {
+    nul <- which(bytes == as.raw(0))
+    if (length(nul) > 0) {
+      abort_refs_parse(c("the file holds NUL bytes: it is not a text export (a binary file?).",
+        "i" = "Export the references as text (RIS, MEDLINE, CSV)."),
+        name, sum(bytes[seq_len(nul[1])] == as.raw(10)) + 1, call)
+    }
+    lines <- strsplit(rawToChar(bytes), "\n", fixed = TRUE, useBytes = TRUE)[[1]]
     converted <- iconv(lines, encoding, "UTF-8")
     bad <- which(is.na(converted))
-    if (length(bad) == 0) lines <- converted
+    if (length(bad) > 0) {
+      abort_refs_encoding(length(bad), head(bad, 5), suggested_encoding(lines[bad]), name, encoding, call)
+    }
+    text <- paste0(converted, collapse = "\n")
   }
-  if (length(bad) > 0) {
-    abort_refs_encoding(lines[bad], bad, file, if (utf8) "UTF-8" else encoding, call)
-  }
-  Encoding(lines) <- "UTF-8"
-  # Exports joined with `cat` carry the byte-order mark of each part at the start of a line.
-  bom <- startsWith(lines, "\ufeff")
-  lines[bom] <- substring(lines[bom], 2)
-  lines
+  path <- tempfile(fileext = ".txt")
+  writeBin(charToRaw(enc2utf8(text)), path)
+  path
 }
 
-# Lines `bad` of a file are not valid in its encoding: says how many, and which encoding to give
+# Lines of a file are not valid in its encoding: says how many, which, and which encoding to give
 # (as for text in a data frame, R/text.R).
-abort_refs_encoding <- function(bad_lines, bad, file, encoding, call) {
-  guess <- suggested_encoding(bad_lines)
-  fix <- sprintf("read_refs(\"%s\", encoding = \"%s\")", file, guess)
+abort_refs_encoding <- function(n_bad, first_bad, suggest, file, encoding, call) {
+  fix <- sprintf("read_refs(\"%s\", encoding = \"%s\")", file, suggest)
   abort_refs_parse(
-    c("the text is not valid {encoding} in {length(bad)} line{?s}: {head(bad, 5)}{if (length(bad) > 5) ', ...' else ''}.",
+    c("the text is not valid {encoding} in {n_bad} line{?s}: {first_bad}{if (n_bad > length(first_bad)) ', ...' else ''}.",
       "i" = "This is what an export in another encoding gives (or a file that is not text).",
-      "i" = if (reads_as_windows_1252(bad_lines)) {
+      "i" = if (suggest == "windows-1252") {
         "The text reads as Windows-1252: give that encoding, {.code {fix}}."
       } else {
         "Give the file's encoding, e.g. {.code {fix}}."
       }),
-    file, bad[1], call, class = "tabscreen_error_encoding"
+    file, first_bad[1], call, class = "tabscreen_error_encoding"
   )
 }
 
-ref_format_of <- function(file, lines) {
-  ext <- tolower(sub("^.*[.]", "", basename(file)))
-  if (ext %in% c("ris", "csv")) {
-    return(ext)
-  }
-  content <- lines[nzchar(trimws(lines)) & !grepl("^(Provider|Database|Content): ", lines)]
-  if (length(content) > 0 && grepl("^TY  -( |$)", sub("\\s+$", "", content[1]))) "ris" else "csv"
-}
-
-# One RIS file's lines -> one row per record.
-parse_ris <- function(lines, file, na, call) {
-  lines <- sub("\\s+$", "", lines)
-  n <- length(lines)
-  blank <- !nzchar(trimws(lines))
-  is_tag <- grepl(ris_tag_pattern, lines)
-  tag <- ifelse(is_tag, substr(lines, 1, 2), NA_character_)
-  value <- ifelse(is_tag, trimws(substring(lines, 7)), NA_character_)
-  is_ty <- is_tag & tag == "TY"
-  is_er <- is_tag & tag == "ER"
-
-  if (all(blank)) {
-    abort_refs_parse("the file holds no references (it is empty).", file, NULL, call)
-  }
-  # One pass over the TY and ER lines checks the structure and reports the first problem by line:
-  # TY and ER must alternate, and between an ER and the next TY there may only be blank lines
-  # and the header lines of the RIS specification (of each part of exports joined together).
-  first_ty <- which(is_ty)[1]
-  header <- grepl("^(Provider|Database|Content): ", lines)
-  content <- c(0L, cumsum(!blank & !header))
-  check_gap <- function(from, to) {
-    if (to >= from && content[to + 1] > content[from]) {
-      i <- from - 1 + which(!blank[from:to] & !header[from:to])[1]
-      excerpt <- if (nchar(lines[i]) > 40) paste0(substr(lines[i], 1, 40), "...") else lines[i]
-      what <- if (is_tag[i]) "the tag {.field {tag[i]}} is outside a record" else "the text {.val {excerpt}} is outside a record"
-      abort_refs_parse(c(paste0(what, ": a record starts with a {.code TY} line and ends with an {.code ER} line."),
-        if (grepl("^[A-Z][A-Z0-9] ?- ?", lines[i])) c("i" = "A tag is followed by two spaces, a hyphen and a space; this line has a different spacing."),
-        if (is.na(first_ty)) c("i" = "The file has no {.code TY} line: is it a RIS file? For a CSV file use {.code format = \"csv\"}.")),
-        file, i, call)
-    }
-  }
-  open <- NA_integer_
-  last <- 0L
-  for (i in which(is_ty | is_er)) {
-    if (is.na(open)) {
-      check_gap(last + 1L, i - 1L)
-      if (is_er[i]) {
-        abort_refs_parse("an {.code ER} line (end of record) without a record: no {.code TY} line opens one.", file, i, call)
-      }
-      if (!nzchar(value[i])) {
-        abort_refs_parse("the {.code TY} line has no value: every record needs its type, e.g. {.val JOUR}.", file, i, call)
-      }
-      open <- i
-    } else {
-      if (is_ty[i]) {
-        abort_refs_parse(c("a new record starts ({.code TY}) but the record that starts at line {open} has no {.code ER} line.",
-          "i" = "Each record must end with an {.code ER} line; is a line missing or the export damaged?"),
-          file, i, call)
-      }
-      open <- NA_integer_
-    }
-    last <- i
-  }
-  if (!is.na(open)) {
-    abort_refs_parse(c("the record that starts at line {open} has no {.code ER} line: the file ends (line {n}) inside it.",
-      "i" = "The file looks truncated: export the references again."), file, open, call)
-  }
-  check_gap(last + 1L, n)
-  record <- cumsum(is_ty)
-  inside <- record > cumsum(is_er) - is_er
-
-  # Lines without a tag inside a record continue the value of the tag above them.
-  continued <- inside & !is_tag & !blank
-  if (any(continued)) {
-    owner <- cummax(ifelse(is_tag, seq_len(n), 0L))
-    parts <- split(trimws(lines[continued]), owner[continued])
-    at <- as.integer(names(parts))
-    value[at] <- vapply(seq_along(at), function(k) {
-      pieces <- c(value[at[k]], parts[[k]])
-      paste(pieces[nzchar(pieces)], collapse = " ")
-    }, character(1))
-  }
-
-  field <- which(inside & is_tag & !is_er)
-  ris_fields_table(record[field], tag[field], value[field], sum(is_ty), na)
-}
-
-# Records' (record number, tag, value) triples -> the table of read_refs().
-ris_fields_table <- function(rec, tag, value, n_records, na) {
-  missing <- value %in% na
-  type <- rep(NA_character_, n_records)
-  ty <- tag == "TY"
-  type[rec[ty & !missing]] <- value[ty & !missing]
-  keep <- !missing & !ty
-  rec <- rec[keep]
-  tag <- tag[keep]
-  value <- value[keep]
-
-  decision <- tag == "KW" & startsWith(value, tabscreen_prefix)
-  note <- tag == "N1" & startsWith(value, tabscreen_prefix)
-  results <- list(
-    tabscreen_decision = collapse_by(rec[decision], substring(value[decision], nchar(tabscreen_prefix) + 1), "; ", n_records),
-    tabscreen_note = collapse_by(rec[note], value[note], "\n", n_records)
-  )
-  results <- results[vapply(results, function(x) any(!is.na(x)), logical(1))]
-  keep <- !decision & !note
-  rec <- rec[keep]
-  tag <- tag[keep]
-  value <- value[keep]
-
-  year <- ris_year(rec, tag, value, n_records)
-  column <- ris_tags$column[match(tag, ris_tags$tag)]
-  column[is.na(column)] <- tag[is.na(column)]
-  # PY is the year: a plain first PY is fully held by `year`; a first PY with more than a year
-  # (e.g. "2002/05/01/") is also a date; a later PY is a repeat.
-  py <- which(tag == "PY")
-  first_py <- py[!duplicated(rec[py])]
-  column[py] <- ".repeat"
-  column[first_py] <- ifelse(grepl("^[0-9]{4}$", value[first_py]), ".year", "date")
-  multi <- column %in% ris_multi_columns
-  first <- !duplicated(paste(rec, column, sep = "\r")) & column != ".repeat"
-  single <- !multi & first & column != ".year"
-  repeated <- !multi & !first
-
-  names_seen <- unique(column[multi | single])
-  cols <- list()
-  for (name in unique(c(ris_core_columns, ris_more_columns, names_seen))) {
+# A CSV table's columns (text from Go) get their types: `year` integer (a date in it also goes
+# to `date`);
+# the named columns, the columns with a quoted value and tag-named columns stay text; others get
+# their natural type, except columns with no value at all, which stay text.
+csv_column_types <- function(tbl, text_columns, source_col) {
+  text <- c(ris_text_columns(), source_col, text_columns)
+  for (name in setdiff(names(tbl), c("title", "abstract"))) {
+    x <- tbl[[name]]
     if (name == "year") {
-      cols$year <- year
-    } else if (name %in% ris_multi_columns) {
-      on <- multi & column == name
-      cols[[name]] <- collapse_by(rec[on], value[on], "; ", n_records)
-    } else {
-      on <- single & column == name
-      x <- rep(NA_character_, n_records)
-      x[rec[on]] <- value[on]
-      cols[[name]] <- x
+      if (!all(is.na(x) | grepl("^-?[0-9]+$", x))) {
+        # A year written as a date ("2014//", "2019 Mar"): the year, and the text as the date,
+        # as a RIS file's PY gives them.
+        date <- if ("date" %in% names(tbl)) tbl[["date"]] else rep(NA_character_, length(x))
+        tbl$date <- ifelse(is.na(date) & !grepl("^-?[0-9]+$", x), x, date)
+        x <- four_digit_year(x)
+      }
+      tbl[[name]] <- as.integer(x)
+    } else if (!name %in% text && !grepl(tag_column_pattern, name) && !all(is.na(x))) {
+      tbl[[name]] <- utils::type.convert(x, as.is = TRUE, na.strings = character())
     }
   }
-  cols$type <- type
-  # The journal: JO, else the full or abbreviated name, else the secondary title (a journal
-  # article's journal or a chapter's book).
-  for (other in c("journal_full", "journal_abbrev", "secondary_title")) {
-    if (!is.null(cols[[other]])) {
-      fill <- is.na(cols$journal)
-      cols$journal[fill] <- cols[[other]][fill]
-    }
-  }
-  if (any(repeated)) {
-    cols$repeated_tags <- collapse_by(rec[repeated], paste0(tag[repeated], "  - ", value[repeated]), "\n", n_records)
-  }
-  tibble::new_tibble(c(cols, results), nrow = n_records)
+  tbl
 }
 
-# The year: the first four-digit number of the first PY, else of the first Y1, else of the first DA.
-ris_year <- function(rec, tag, value, n_records) {
-  on <- tag %in% c("PY", "Y1", "DA")
-  on[on] <- !duplicated(paste(rec[on], tag[on]))
-  year <- rep(NA_integer_, length(value))
-  at <- regexpr("(?<![0-9])[0-9]{4}(?![0-9])", value, perl = TRUE)
-  year[at > 0] <- as.integer(substr(value[at > 0], at[at > 0], at[at > 0] + 3))
-  on <- on & !is.na(year)
-  priority <- match(tag, c("PY", "Y1", "DA"))
-  ord <- which(on)[order(rec[on], priority[on])]
-  best <- ord[!duplicated(rec[ord])]
-  out <- rep(NA_integer_, n_records)
-  out[rec[best]] <- year[best]
-  out
-}
 
 # Values joined per record (NA for records without any), in line order.
 collapse_by <- function(rec, value, sep, n_records) {
@@ -504,73 +480,6 @@ collapse_by <- function(rec, value, sep, n_records) {
     out[as.integer(names(joined))] <- joined
   }
   out
-}
-
-# One CSV file's lines -> its table, with the title and abstract columns named and first.
-parse_ref_csv <- function(lines, file, na, source_col, call) {
-  if (!any(nzchar(trimws(lines)))) {
-    abort_refs_parse("the file holds no references (it is empty).", file, NULL, call)
-  }
-  con <- textConnection(lines, encoding = "UTF-8")
-  on.exit(close(con))
-  data <- withCallingHandlers(
-    tryCatch(
-      utils::read.csv(con, colClasses = "character", check.names = FALSE, na.strings = na,
-        encoding = "UTF-8", comment.char = "", strip.white = FALSE, row.names = NULL),
-      error = function(e) {
-        abort_refs_parse(c("the file cannot be read as CSV.", "x" = conditionMessage(e)), file, NULL, call)
-      }
-    ),
-    warning = function(w) {
-      abort_refs_parse(c("the file cannot be read as CSV.", "x" = conditionMessage(w),
-        "i" = "A quote that is not closed makes the rest of the file one field."), file, NULL, call)
-    }
-  )
-  names(data) <- make.unique(names(data), sep = "_")
-  title <- find_named_column(names(data), title_candidates)
-  if (is.na(title)) {
-    sep_hint <- if (length(names(data)) == 1 && grepl("[;\t]", names(data))) {
-      c("i" = "The columns seem to be separated by semicolons or tabs: save the file with commas as separators.")
-    }
-    tabscreen_abort(c("{.file {file}} has no title column: no column is named {.or {.val {c('title', 'TI', 'T1', 'Article Title')}}} (any case).",
-      "i" = "Its columns are {.val {names(data)}}; rename the title column {.field title}.", sep_hint),
-      class = c("tabscreen_error_refs_columns", "tabscreen_error_refs"), file = file, call = call)
-  }
-  names(data)[title] <- "title"
-  abstract <- find_named_column(names(data), abstract_candidates)
-  if (is.na(abstract)) {
-    data$abstract <- rep(NA_character_, nrow(data))
-  } else {
-    names(data)[abstract] <- "abstract"
-  }
-  text <- c(ris_text_columns(), source_col, grep("^[A-Z][A-Z0-9]$", names(data), value = TRUE))
-  for (name in setdiff(names(data), c("title", "abstract"))) {
-    x <- data[[name]]
-    if (name == "year") {
-      if (all(is.na(x) | grepl("^-?[0-9]+$", x))) data[[name]] <- as.integer(x)
-    } else if (!name %in% text && !all(is.na(x))) {
-      # An empty column stays text rather than becoming logical.
-      data[[name]] <- utils::type.convert(x, as.is = TRUE, na.strings = character())
-    }
-  }
-  data <- data[c("title", "abstract", setdiff(names(data), c("title", "abstract")))]
-  tibble::as_tibble(data)
-}
-
-# The first column whose name is one of `candidates` (ignoring case; an exact match first).
-find_named_column <- function(names, candidates) {
-  exact <- match(candidates[1], names)
-  if (!is.na(exact)) {
-    return(exact)
-  }
-  low <- tolower(trimws(names))
-  for (candidate in candidates) {
-    i <- which(low == candidate)
-    if (length(i) > 0) {
-      return(i[1])
-    }
-  }
-  NA_integer_
 }
 
 # The tables of several files -> one: columns in the order of ris_core/more_columns, then others
@@ -596,7 +505,7 @@ bind_refs <- function(tables, source_col) {
     do.call(c, unname(parts))
   })
   names(cols) <- columns
-  tibble::new_tibble(cols, nrow = sum(n))
+  refs_tibble(cols, sum(n))
 }
 
 ref_column_order <- function(names, source_col) {
@@ -626,14 +535,19 @@ ref_column_order <- function(names, source_col) {
 #' RIS: one record per reference, `TY` first (the `type` column; else `JOUR` for a reference with
 #' a journal, `GEN` otherwise), then the fields of [read_refs()]'s columns with their tags (`TI`,
 #' `AU` once per author, `A2` per editor, `PY`, `DA`, `T2`, `JO`, `JF`, `JA`, `VL`, `IS`, `SP`,
-#' `EP`, `SN`, `PB`, `CY`, `LA`, `DO`, `UR`, `ID`, `AN`, `N1`, `KW` once per keyword, `AB`), the
-#' columns named as RIS tags (e.g. `U1`), the lines of `repeated_tags`, the screening results
-#' and `ER`. The columns of several values (`authors`, `editors`, `keywords`; for another table
-#' also `author`) are split at `"; "` (as [read_refs()] joins them; an author or keyword that
-#' itself holds `"; "` would become two). Line breaks inside a value become spaces, since a RIS value
-#' is one line. `JO` is left out when `journal` is the value of `JF`, `JA` or `T2` (read back, it
-#' is taken from them). Other columns (e.g. `human_code`, `source_file`) are not RIS fields and
-#' are not written: write a CSV to keep them. The file is UTF-8 with CRLF line ends, as the RIS
+#' `EP`, `SN`, `PB`, `CY`, `LA`, `DO`, `PM` (the PubMed id, as Web of Science tags it), `UR`, `ID`,
+#' `AN`, `N1`, `KW` once per keyword, `AB`), the columns named as RIS tags (e.g. `U1`), the lines
+#' of `repeated_tags`, the ids of the records a deduplication merged (a note
+#' `tabscreen merged: ...`, see [dedup_refs()]), the screening results and `ER`. A table from
+#' elsewhere, e.g. a database's CSV read with `read.csv()`, is written with the fields its
+#' columns hold: the column names [read_refs()] maps (`Authors`, `Publication Year`, `DOI`,
+#' `Source title`, `TY`, ...; see its section on CSV files) are written as those fields. The
+#' columns of several values (`authors`, `editors`, `keywords`) are split at `"; "` (as
+#' [read_refs()] joins them; an author or keyword that itself holds `"; "` would become two).
+#' Line breaks inside a value become spaces, since a RIS value is one line. `JO` is left out when
+#' `journal` is the value of `JF`, `JA` or `T2` (read back, it is taken from them). Other columns
+#' (e.g. `human_code`, `source_file`, a MEDLINE export's `PHST`) are not RIS fields and are not
+#' written: write a CSV to keep them. The file is UTF-8 with CRLF line ends, as the RIS
 #' specification asks, and a blank line after each record.
 #'
 #' CSV: UTF-8, one row per reference with every column of the references and the columns
@@ -739,15 +653,25 @@ refs_to_write <- function(x, call) {
       "x", call)
   }
   refs <- tibble::as_tibble(as.list(x), .name_repair = "minimal")
-  title <- find_named_column(names(refs), title_candidates)
+  mapped <- ref_column_names(names(refs))
+  title <- which(mapped == "title")[1]
   if (is.na(title)) {
-    abort_refs_arg(c("{.arg x} has no title column: no column is named {.or {.val {c('title', 'TI', 'T1', 'Article Title')}}} (any case).",
+    abort_refs_arg(c("{.arg x} has no title column: no column is named {.or {.val {c('title', 'TI', 'Article Title', 'Document Title')}}} (any case).",
       "i" = "Its columns are {.val {names(refs)}}; rename the title column {.field title}."), "x", call)
   }
   names(refs)[title] <- "title"
-  abstract <- find_named_column(names(refs), abstract_candidates)
+  abstract <- which(mapped == "abstract")[1]
   if (!is.na(abstract)) names(refs)[abstract] <- "abstract"
   refs
+}
+
+# The names read_refs() gives columns of these names (golib/refs.ColumnNames): the column names
+# of the major exports become the named columns ("Authors" authors, "Publication Year" year).
+ref_column_names <- function(names) {
+  if (length(names) == 0) {
+    return(character())
+  }
+  unlist(refs_call(list(op = "columns", names = as.list(enc2utf8(names))))$meta$names)
 }
 
 # The references of a screening result, one row each in the order of the screened data, with
@@ -833,16 +757,18 @@ ris_text <- function(refs) {
   if (n == 0) {
     return("")
   }
+  # A table from elsewhere (a database's CSV read with read.csv()) has its fields under the
+  # export's names: `Authors`, `Year`, `DOI`, `TY` are written as the fields they are.
+  names(refs) <- ref_column_names(names(refs))
   col <- function(name) if (name %in% names(refs)) one_line(as_text(refs[[name]])) else rep(NA_character_, n)
   chunks <- list()
-  authors <- if ("authors" %in% names(refs)) "authors" else if ("author" %in% names(refs)) "author" else NULL
   derived <- rep(NA_character_, n)
   for (other in c("journal_full", "journal_abbrev", "secondary_title")) {
     fill <- is.na(derived)
     derived[fill] <- col(other)[fill]
   }
   for (name in names(ris_write_tags)) {
-    values <- if (name == "authors" && !is.null(authors)) col(authors) else col(name)
+    values <- col(name)
     if (name == "journal") {
       values[!is.na(values) & !is.na(derived) & values == derived] <- NA_character_
     }
@@ -855,8 +781,12 @@ ris_text <- function(refs) {
   if ("repeated_tags" %in% names(refs)) {
     lines <- strsplit(as_text(refs$repeated_tags), "\r?\n")
     chunks$repeated_tags <- vapply(lines, function(l) {
-      text_lines("", l[!is.na(l) & grepl(ris_tag_pattern, l)])
+      text_lines("", l[!is.na(l) & grepl("^[A-Z][A-Z0-9]  -( |$)", l)])
     }, character(1))
+  }
+  if ("merged_ids" %in% names(refs)) {
+    ids <- col("merged_ids")
+    chunks$merged <- ifelse(is.na(ids), "", paste0("N1  - ", merged_prefix, ids, ris_eol))
   }
   if ("tabscreen_decision" %in% names(refs)) {
     values <- strsplit(as_text(refs$tabscreen_decision), "; ", fixed = TRUE)

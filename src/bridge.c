@@ -168,3 +168,15 @@ SEXP C_review(SEXP request) {
   ts_leave_go();
   return finish(&o);
 }
+
+/* read_refs(), dedup_refs() and write_refs()'s column names: request is JSON, table an IPC stream
+ * (empty but for dedup). */
+SEXP C_refs(SEXP request, SEXP table) {
+  const char *r = string_arg(request, "request");
+  raw_arg(table, "table");
+  go_out o = {0};
+  ts_enter_go();
+  o.json = TsRefs((char *)r, RAW(table), (size_t)XLENGTH(table), &o.buf[0], &o.len[0]);
+  ts_leave_go();
+  return finish(&o);
+}

@@ -12,4 +12,5 @@ SEXP C_store(SEXP request);
 SEXP C_fake_serve(SEXP options);
 SEXP C_review_serve(SEXP options);
 SEXP C_review(SEXP request);
+SEXP C_refs(SEXP request, SEXP table);
 #endif

@@ -18,6 +18,7 @@ static const R_CallMethodDef call_methods[] = {
   {"C_fake_serve", (DL_FUNC)&C_fake_serve, 1},
   {"C_review_serve", (DL_FUNC)&C_review_serve, 1},
   {"C_review", (DL_FUNC)&C_review, 1},
+  {"C_refs", (DL_FUNC)&C_refs, 2},
   /* Arrow IPC codec (ipc_r.c) */
   {"C_ipc_write", (DL_FUNC)&C_ipc_write, 3},
   {"C_ipc_read", (DL_FUNC)&C_ipc_read, 1},

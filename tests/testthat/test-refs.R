@@ -1,10 +1,11 @@
 # read_refs() and write_refs() on the bundled real exports (inst/extdata) and on small hand-made
-# fixtures (tests/testthat/fixtures).
+# fixtures (tests/testthat/fixtures). The real exports of ../shared/data/refs-corpus are read in
+# test-refs-corpus.R; deduplication is tested in test-refs-dedup.R.
 
 extdata <- function(...) system.file("extdata", ..., package = "tabscreen", mustWork = TRUE)
 fixture <- function(name) test_path("fixtures", name)
 
-named_columns <- c("title", "abstract", "authors", "year", "journal", "doi", "keywords", "type",
+named_columns <- c("title", "abstract", "authors", "year", "journal", "doi", "pmid", "keywords", "type",
   "database_id", "accession_number", "editors", "date", "secondary_title", "journal_full",
   "journal_abbrev", "volume", "issue", "start_page", "end_page", "issn", "publisher", "place",
   "language", "url", "notes")
@@ -195,33 +196,45 @@ test_that("abstracts are present or missing as in the file", {
   expect_equal(read_refs(fixture("missing_abstract.ris"), na = "")$abstract[3], "NA")
 })
 
-test_that("malformed RIS files are errors naming the file and the line", {
+test_that("really broken RIS files are errors naming the file and the line", {
   cnd <- expect_parse_error(read_refs(fixture("truncated.ris")), "truncated.ris", 9)
   expect_match(conditionMessage(cnd), "truncated", fixed = TRUE)
-  expect_parse_error(read_refs(fixture("missing_er.ris")), "missing_er.ris", 8)
-  cnd <- expect_parse_error(read_refs(fixture("text_before_ty.ris")), "text_before_ty.ris", 1)
-  expect_match(conditionMessage(cnd), "Exported references", fixed = TRUE)
-  expect_parse_error(read_refs(fixture("empty_ty.ris")), "empty_ty.ris", 5)
+  cnd <- expect_parse_error(read_refs(fixture("missing_er.ris")), "missing_er.ris", 8)
+  expect_match(conditionMessage(cnd), "line 5 has no ER line", fixed = TRUE)
   cnd <- expect_parse_error(read_refs(fixture("junk.ris")), "junk.ris", 4)
   expect_match(conditionMessage(cnd), "NUL", fixed = TRUE)
   cnd <- expect_parse_error(read_refs(fixture("latin1.ris")), "latin1.ris", 2)
   expect_match(conditionMessage(cnd), "UTF-8", fixed = TRUE)
   # Which file of several is named.
   expect_parse_error(read_refs(c(extdata("fft_include.ris"), fixture("truncated.ris"))), "truncated.ris", 9)
-})
-
-test_that("more malformed shapes: a tag outside a record, ER without TY, an empty file", {
   dir <- withr::local_tempdir()
   path <- file.path(dir, "x.ris")
-  writeLines(c("TY  - JOUR", "TI  - One", "ER  - ", "AU  - Stray, Author"), path)
-  cnd <- expect_parse_error(read_refs(path), "x.ris", 4)
-  expect_match(conditionMessage(cnd), "AU", fixed = TRUE)
-  writeLines(c("TI  - One", "ER  - "), path)
-  expect_parse_error(read_refs(path), "x.ris", 1)
-  writeLines(c("TY  - JOUR", "TI  - One", "ER  - ", "ER  - "), path)
-  expect_parse_error(read_refs(path), "x.ris", 4)
+  writeLines(c("TI  - Tags before any record", "TY  - JOUR", "ER  - "), path)
+  cnd <- expect_parse_error(read_refs(path), "x.ris", 1)
+  expect_match(conditionMessage(cnd), "TI is outside a record", fixed = TRUE)
   writeLines(c("", "  "), path)
   expect_parse_error(read_refs(path), "x.ris", NULL)
+})
+
+test_that("what exporters put around records is passed over; an empty TY is a record", {
+  # A line of text before the first record (record numbers, "Record #3 of 18", ...).
+  expect_equal(read_refs(fixture("text_before_ty.ris"))$title, "First")
+  refs <- read_refs(fixture("empty_ty.ris"))
+  expect_equal(refs$title, c("First", "Second"))
+  expect_equal(refs$type, c("JOUR", NA))
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "x.ris")
+  # A tag after ER (Ovid's NL) belongs to the record above.
+  writeLines(c("TY  - JOUR", "TI  - One", "ER  - ", "NL  - Abbr", "", "Link to the Ovid Full Text or citation: x"), path)
+  expect_equal(read_refs(path)$NL, "Abbr")
+  # Tags closed by an ER with no TY: a record without type.
+  writeLines(c("TI  - One", "ER  - "), path)
+  refs <- read_refs(path)
+  expect_equal(refs$title, "One")
+  expect_true(is.na(refs$type))
+  # An ER without a record loses nothing.
+  writeLines(c("TY  - JOUR", "TI  - One", "ER  - ", "ER  - "), path)
+  expect_equal(nrow(read_refs(path)), 1)
 })
 
 test_that("exports joined with cat, each with its byte-order mark, are read", {
@@ -234,12 +247,26 @@ test_that("exports joined with cat, each with its byte-order mark, are read", {
   expect_equal(refs$title[3], "Family therapy for adolescents: a pilot trial")
 })
 
-test_that("a tag with one space before its hyphen is an error that says so", {
+test_that("tags with one space before the hyphen (as the TY line) or a tab are read", {
   dir <- withr::local_tempdir()
   path <- file.path(dir, "spacing.ris")
-  writeLines(c("TY - JOUR", "TI - One", "ER - "), path)
-  cnd <- expect_parse_error(read_refs(path), "spacing.ris", 1)
-  expect_match(conditionMessage(cnd), "two spaces", fixed = TRUE)
+  writeLines(c("TY - JOUR", "TI - One", "AU - Doe, J", "ER - "), path)
+  refs <- read_refs(path)
+  expect_equal(refs$title, "One")
+  expect_equal(refs$authors, "Doe, J")
+  writeLines(c("TY  - JOUR", "A1\t- Doe, J", "TI\t-\tTwo", "ER  - "), path)
+  refs <- read_refs(path)
+  expect_equal(refs$title, "Two")
+  expect_equal(refs$authors, "Doe, J")
+})
+
+test_that("lines are numbered as wc -l counts them: a lone carriage return is not a line end", {
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "cr.ris")
+  writeBin(charToRaw("TY  - JOUR\nAB  - one\rtwo\rthree\nER  - \nTY  - JOUR\nTI  - cut\n"), path)
+  expect_parse_error(read_refs(path), "cr.ris", 4)
+  writeBin(charToRaw("TY  - JOUR\nAB  - one\rtwo\nER  - \n"), path)
+  expect_equal(read_refs(path)$abstract, "one two")
 })
 
 test_that("text in another encoding is an error giving the lines and the encoding to name", {
@@ -280,13 +307,14 @@ test_that("other encodings are read when named, and UTF-16 by its byte-order mar
 
 test_that("CSV files: title and abstract columns are found and named, other columns kept", {
   refs <- read_refs(fixture("upper_headers.csv"))
-  expect_identical(names(refs), c("title", "abstract", "Year", "Authors", "human_code", "Volume", "source_file"))
+  # The export's column names become the named columns: Year, Authors, Volume.
+  expect_identical(names(refs), c("title", "abstract", "authors", "year", "volume", "human_code", "source_file"))
   expect_equal(refs$title, c("Functional family therapy, a review", "Thérapie familiale"))
   expect_equal(refs$abstract, c("He said \"it works\".\nSecond paragraph.", NA))
-  expect_equal(refs$Year, c(2015L, NA))
-  expect_equal(refs$Authors, c("Doe, J; Roe, R", NA))
+  expect_equal(refs$year, c(2015L, NA))
+  expect_equal(refs$authors, c("Doe, J; Roe, R", NA))
   expect_equal(refs$human_code, c(1L, 0L))
-  expect_equal(refs$Volume, c(12L, NA))
+  expect_equal(refs$volume, c("12", NA))
   expect_equal(refs$source_file, c("upper_headers.csv", "upper_headers.csv"))
 
   # A file named otherwise is read as CSV when its first line is not a TY line.
@@ -307,8 +335,18 @@ test_that("a CSV without a title column is an error naming the file and its colu
   expect_equal(cnd$file, "no_title.csv")
   expect_match(conditionMessage(cnd), "no_title.csv", fixed = TRUE)
   expect_match(conditionMessage(cnd), "Name", fixed = TRUE)
-  cnd <- expect_error(read_refs(fixture("semicolon.csv")), class = "tabscreen_error_refs_columns")
-  expect_match(conditionMessage(cnd), "semicolons", fixed = TRUE)
+})
+
+test_that("semicolon- and tab-separated CSV files are read", {
+  refs <- read_refs(fixture("semicolon.csv"))
+  expect_equal(refs$title, "A title")
+  expect_equal(refs$abstract, "An abstract")
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "tab.txt")
+  writeLines(c("Title\tAbstract\tPublication Year", "A\tB\t2020"), path)
+  refs <- read_refs(path)
+  expect_equal(refs$title, "A")
+  expect_equal(refs$year, 2020L)
 })
 
 test_that("a CSV with an abstract column missing gets one of NA; Zotero's headers are recognised", {
@@ -317,7 +355,8 @@ test_that("a CSV with an abstract column missing gets one of NA; Zotero's header
   writeLines(c('"Key","Item Type","Title","Abstract Note","Publication Year"',
     '"K1","journalArticle","A title","An abstract","2020"'), path)
   refs <- read_refs(path)
-  expect_identical(names(refs), c("title", "abstract", "Key", "Item Type", "Publication Year", "source_file"))
+  expect_identical(names(refs), c("title", "abstract", "year", "Key", "Item Type", "source_file"))
+  expect_equal(refs$year, 2020L)
   expect_equal(refs$abstract, "An abstract")
   writeLines(c("Title", "Only a title"), path)
   refs <- read_refs(path)
@@ -329,8 +368,7 @@ test_that("RIS and CSV files are read together", {
   refs <- read_refs(c(fixture("bom_crlf.ris"), fixture("upper_headers.csv")))
   expect_equal(nrow(refs), 4)
   expect_equal(refs$title[3:4], c("Functional family therapy, a review", "Thérapie familiale"))
-  expect_equal(refs$authors, c("Nørgaard, Åse; Müller, Jürgen", "Smith, Anna", NA, NA))
-  expect_equal(refs$Authors, c(NA, NA, "Doe, J; Roe, R", NA))
+  expect_equal(refs$authors, c("Nørgaard, Åse; Müller, Jürgen", "Smith, Anna", "Doe, J; Roe, R", NA))
   expect_equal(refs$human_code, c(NA, NA, 1L, 0L))
   expect_equal(refs$source_file, c("bom_crlf.ris", "bom_crlf.ris", "upper_headers.csv", "upper_headers.csv"))
   expect_identical(names(refs)[ncol(refs)], "source_file")
@@ -594,7 +632,8 @@ test_that("a screening of a data frame with its own study ids writes them to CSV
   write_refs(res, out)
   back <- read_refs(out)
   # filges2015_dat's column studyid has the name of a result column: the screening left it out.
-  expect_identical(names(back), c("title", "abstract", "eppi_id", "author", "human_code",
+  # Its `author` is read back as read_refs() names authors.
+  expect_identical(names(back), c("title", "abstract", "authors", "eppi_id", "human_code",
     "tabscreen_decision", "tabscreen_note", "source_file"))
   expect_equal(as.character(back$eppi_id), recs$eppi_id)
   expect_equal(back$human_code, recs$human_code)

@@ -3,7 +3,7 @@
 # Wine, on this Linux machine:
 #   1. go vet of every package for windows/amd64;
 #   2. the core DLL, cross-built as src/Makevars.win builds it, exports every Ts* function;
-#   3. the Go tests of golib/engine and golib/store, cross-compiled, pass under Wine;
+#   3. the Go tests of golib/engine, golib/store and golib/refs, cross-compiled, pass under Wine;
 #   4. a mingw C program (driver.c) loads the DLL and screens 20 records x 2 reps through its
 #      exports against the fake provider running natively on 127.0.0.1 (Wine shares the
 #      loopback), then cancels a slow run; wincheck (Go, Linux side) checks what came back;
@@ -135,7 +135,7 @@ fi
 # Skipped on Windows, with reason: Go's Mkdir ignores the permission bits there, so a folder made
 # 0500 is writable and no error can be provoked this way.
 skip_store='^TestUnusableFilesFailBeforeAnything$/^folder_not_writable$'
-for pkg in engine store; do
+for pkg in engine store refs; do
   exe=$work/$pkg.test.exe
   skip=()
   [ "$pkg" = store ] && skip=(-test.skip "$skip_store")

@@ -1,0 +1,462 @@
+package refs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tabscreen/tabscreen/golib/arrowio"
+)
+
+// DedupRules are the rules that can join two records (see Dedup).
+var DedupRules = []string{"doi", "pmid", "title", "citation"}
+
+// DedupOptions chooses the rules that may join two records.
+type DedupOptions struct {
+	Match []string `json:"match"` // some of DedupRules; all when empty
+}
+
+// DedupSummary counts what Dedup found.
+type DedupSummary struct {
+	Records    int            `json:"records"`
+	Groups     int            `json:"groups"`     // groups of two records or more
+	Duplicates int            `json:"duplicates"` // records in those groups that are not kept
+	ByRule     map[string]int `json:"by_rule"`    // links made by each rule
+}
+
+// A record as the matching sees it.
+type dedupRec struct {
+	title, main, prefix string
+	words               int
+	year                int32
+	hasYear             bool
+	surname             string
+	doi, pmid           string
+	page, volume        string
+	journal             string
+	filled, abstract    int32
+}
+
+// Dedup finds the records of one search exported from several databases, or twice from one: two
+// records are the same when
+//
+//   - "doi": their DOIs are equal (after the resolver prefix, case and %-escapes) and their titles
+//     are alike, since one supplement's DOI can stand for many conference abstracts;
+//   - "pmid": their PubMed ids are equal;
+//   - "title": their titles, folded (case, punctuation, HTML, diacritics, a leading article), are
+//     equal or nearly so (at most one character in twenty differs, or one is the other's title
+//     without its subtitle), the first authors' family names agree and the years are at most one
+//     apart (an online-first year and the issue's year);
+//   - "citation": the same journal, volume, first page, year and first author (an article
+//     exported with its original title by one database and translated by another);
+//
+// and none of these says otherwise: two different PubMed ids, DOIs, first pages or volumes (when
+// written as plain numbers), or years two or more apart; for titles also two journals whose names
+// cannot be one journal's (a conference abstract and its article), unless the pages agree. Groups are the connected records; each keeps its most complete record
+// (the most filled fields, then the longest abstract, then the first).
+//
+// t has the columns of read_refs() that matching uses (title; year, authors, doi, pmid, journal,
+// volume, start_page when present) and two integers, filled and abstract_chars, that rank
+// completeness. The result has one row per record: group (1-based, numbered by first record),
+// kept, and match (the rules that linked the record, for records in a group).
+func Dedup(t *arrowio.Table, opt DedupOptions) (*arrowio.Table, *DedupSummary, error) {
+	recs, err := dedupRecords(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules := map[string]bool{}
+	for _, m := range DedupRules {
+		rules[m] = len(opt.Match) == 0
+	}
+	for _, m := range opt.Match {
+		if _, ok := rules[m]; !ok {
+			return nil, nil, fmt.Errorf("unknown match rule %q: the rules are %s", m, strings.Join(DedupRules, ", "))
+		}
+		rules[m] = true
+	}
+	n := len(recs)
+	uf := newUnionFind(n)
+	linkRules := make([][]string, n)
+	sum := &DedupSummary{Records: n, ByRule: map[string]int{}}
+	link := func(i, j int) {
+		rule := sameRecord(&recs[i], &recs[j], rules)
+		if rule == "" {
+			return
+		}
+		linkRules[i] = addRule(linkRules[i], rule)
+		linkRules[j] = addRule(linkRules[j], rule)
+		if uf.union(i, j) {
+			sum.ByRule[rule]++
+		}
+	}
+	for _, bucket := range candidateBuckets(recs) {
+		for x := 0; x < len(bucket); x++ {
+			for y := x + 1; y < len(bucket); y++ {
+				if uf.find(bucket[x]) != uf.find(bucket[y]) {
+					link(bucket[x], bucket[y])
+				}
+			}
+		}
+	}
+	group := make([]int32, n)
+	kept := make([]bool, n)
+	match := make([]string, n)
+	matchValid := make([]bool, n)
+	best := map[int]int{}
+	ids := map[int]int32{}
+	size := map[int]int{}
+	for i := range recs {
+		root := uf.find(i)
+		size[root]++
+		if _, ok := ids[root]; !ok {
+			ids[root] = int32(len(ids) + 1)
+			best[root] = i
+		} else if moreComplete(&recs[i], &recs[best[root]]) {
+			best[root] = i
+		}
+		group[i] = ids[root]
+	}
+	for i := range recs {
+		root := uf.find(i)
+		kept[i] = best[root] == i
+		if size[root] > 1 {
+			match[i], matchValid[i] = strings.Join(linkRules[i], ", "), true
+			if kept[i] {
+				sum.Groups++
+			} else {
+				sum.Duplicates++
+			}
+		}
+	}
+	out := arrowio.NewTable(n).AddI32("group", group, nil).AddBool("kept", kept, nil).AddStr("match", match, matchValid)
+	return out, sum, nil
+}
+
+func addRule(rules []string, r string) []string {
+	for _, x := range rules {
+		if x == r {
+			return rules
+		}
+	}
+	rules = append(rules, r)
+	sort.Strings(rules)
+	return rules
+}
+
+func moreComplete(a, b *dedupRec) bool {
+	if a.filled != b.filled {
+		return a.filled > b.filled
+	}
+	return a.abstract > b.abstract
+}
+
+// dedupRecords reads the matching fields of each record.
+func dedupRecords(t *arrowio.Table) ([]dedupRec, error) {
+	if _, ok := t.Col("title"); !ok {
+		return nil, fmt.Errorf("the records table has no title column")
+	}
+	str := func(name string) func(int) string {
+		c, ok := t.Col(name)
+		if !ok || c.Kind != arrowio.KindUtf8 {
+			return func(int) string { return "" }
+		}
+		return func(i int) string {
+			if c.IsNull(i) {
+				return ""
+			}
+			return c.Str[i]
+		}
+	}
+	i32 := func(name string) func(int) (int32, bool) {
+		c, ok := t.Col(name)
+		if !ok || c.Kind != arrowio.KindInt32 {
+			return func(int) (int32, bool) { return 0, false }
+		}
+		return func(i int) (int32, bool) { return c.I32[i], !c.IsNull(i) }
+	}
+	title, authors, doi, pmid := str("title"), str("authors"), str("doi"), str("pmid")
+	journal, volume, page := str("journal"), str("volume"), str("start_page")
+	year, filled, abstract := i32("year"), i32("filled"), i32("abstract_chars")
+	recs := make([]dedupRec, t.NumRows)
+	for i := range recs {
+		r := &recs[i]
+		r.title = normTitle(title(i))
+		r.words = strings.Count(r.title, " ") + 1
+		r.main = mainTitle(title(i))
+		r.prefix = prefixKey(r.title)
+		r.year, r.hasYear = year(i)
+		r.surname = firstSurname(authors(i))
+		r.doi = normDOI(doi(i))
+		r.pmid = firstNumber(pmid(i))
+		r.page = pageKey(page(i))
+		r.volume = volumeKey(volume(i))
+		r.journal = foldText(journal(i))
+		r.filled, _ = filled(i)
+		r.abstract, _ = abstract(i)
+	}
+	return recs, nil
+}
+
+// prefixKey is the start of a folded title, for the block of titles that differ further on.
+func prefixKey(t string) string {
+	if len(t) > 24 {
+		return t[:24]
+	}
+	return t
+}
+
+// bucketCap bounds the blocks of the fuzzy keys: a common family name in one year, a common
+// title start ("effect of the") would otherwise cost a comparison per pair of thousands of
+// records, for matches those records' exact keys find anyway.
+const bucketCap = 200
+
+// candidateBuckets are the blocks of records compared pairwise: equal DOI, PMID, title or main
+// title, and the fuzzy blocks (first author and year, title start, title end).
+func candidateBuckets(recs []dedupRec) [][]int {
+	exact := map[string][]int{}
+	fuzzy := map[string][]int{}
+	for i := range recs {
+		r := &recs[i]
+		if r.doi != "" {
+			exact["d\x00"+r.doi] = append(exact["d\x00"+r.doi], i)
+		}
+		if r.pmid != "" {
+			exact["p\x00"+r.pmid] = append(exact["p\x00"+r.pmid], i)
+		}
+		if r.title == "" {
+			continue
+		}
+		exact["t\x00"+r.title] = append(exact["t\x00"+r.title], i)
+		if r.main != "" && r.main != r.title {
+			exact["m\x00"+r.main] = append(exact["m\x00"+r.main], i)
+			exact["t\x00"+r.main] = append(exact["t\x00"+r.main], i)
+		}
+		if r.surname != "" && r.hasYear {
+			k := fmt.Sprintf("a\x00%s\x00%d", r.surname, r.year)
+			fuzzy[k] = append(fuzzy[k], i)
+		}
+		fuzzy["f\x00"+r.prefix] = append(fuzzy["f\x00"+r.prefix], i)
+		if len(r.title) > 24 {
+			k := "l\x00" + r.title[len(r.title)-24:]
+			fuzzy[k] = append(fuzzy[k], i)
+		}
+	}
+	var out [][]int
+	keys := make([]string, 0, len(exact)+len(fuzzy))
+	for k := range exact {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same groups whatever the map order
+	for _, k := range keys {
+		if b := exact[k]; len(b) > 1 {
+			out = append(out, b)
+		}
+	}
+	keys = keys[:0]
+	for k := range fuzzy {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if b := fuzzy[k]; len(b) > 1 && len(b) <= bucketCap {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// sameRecord names the rule by which a and b are one record, or "".
+// A rule left out of DedupOptions.Match is not used as evidence against a match either: without
+// "doi", the DOIs are not compared at all.
+func sameRecord(a, b *dedupRec, rules map[string]bool) string {
+	usePMID := rules["pmid"] && a.pmid != "" && b.pmid != ""
+	if usePMID && a.pmid != b.pmid {
+		return ""
+	}
+	if a.hasYear && b.hasYear && (a.year-b.year > 1 || b.year-a.year > 1) {
+		return ""
+	}
+	if a.page != "" && b.page != "" && a.page != b.page {
+		return ""
+	}
+	if a.volume != "" && b.volume != "" && a.volume != b.volume {
+		return ""
+	}
+	if usePMID {
+		return "pmid"
+	}
+	if rules["doi"] && a.doi != "" && b.doi != "" {
+		if a.doi == b.doi && (a.title == "" || b.title == "" || titleSimilarity(a.title, b.title, 0.6) >= 0.6) {
+			return "doi"
+		}
+		return ""
+	}
+	// The same first page and volume: the same place in a journal, whatever its name's spelling.
+	samePlace := a.page != "" && a.page == b.page && a.volume != "" && a.volume == b.volume
+	sameYear := a.hasYear && b.hasYear && a.year == b.year
+	if rule := sameTitle(a, b, samePlace, sameYear); rule != "" && rules["title"] {
+		return rule
+	}
+	if rules["citation"] && samePlace && sameYear && a.surname != "" && a.surname == b.surname && journalsAgree(a.journal, b.journal) {
+		// One article in two languages (an original title and its translation).
+		return "citation"
+	}
+	return ""
+}
+
+// sameTitle is "title" when a and b are one work by their titles (see Dedup).
+func sameTitle(a, b *dedupRec, samePlace, sameYear bool) string {
+	if a.title == "" || b.title == "" {
+		return ""
+	}
+	if !samePlace && !journalsAgree(a.journal, b.journal) && !(isProceedings(a.journal) && isProceedings(b.journal)) {
+		// One title in two journals: a conference abstract and its article, or a guideline
+		// published in several journals, are different records.
+		return ""
+	}
+	if !surnamesAgree(a.surname, b.surname) {
+		// Author lists garbled in one export (names swapped, a group as first author): the same
+		// long title in the same journal and year is still one record.
+		if a.title == b.title && a.words >= 6 && sameYear && (samePlace || a.journal != "" && b.journal != "") {
+			return "title"
+		}
+		return ""
+	}
+	// Short titles ("Editorial", "Reply") name many works: they need the same first author and year.
+	if a.words < 4 || b.words < 4 {
+		if a.title != b.title || a.surname == "" || b.surname == "" || !sameYear {
+			return ""
+		}
+		return "title"
+	}
+	if a.title == b.title || (a.main != "" && (a.main == b.title || a.main == b.main)) || (b.main != "" && b.main == a.title) {
+		return "title"
+	}
+	if samePlace && sameYear && (strings.HasPrefix(a.title, b.title+" ") || strings.HasPrefix(b.title, a.title+" ")) {
+		// One export added the study group's name or a subtitle after a full stop.
+		return "title"
+	}
+	min := 0.95
+	if samePlace && sameYear && a.surname != "" && b.surname != "" {
+		// Characters an export lost (Greek letters, symbols) in a title at the same place.
+		min = 0.85
+	}
+	if titleSimilarity(a.title, b.title, min) >= min {
+		return "title"
+	}
+	return ""
+}
+
+// surnamesAgree: the same family name, or one of them missing or part of the other (a double
+// name written in full in one export).
+func surnamesAgree(a, b string) bool {
+	if a == "" || b == "" || a == b {
+		return true
+	}
+	ca, cb := strings.ReplaceAll(a, " ", ""), strings.ReplaceAll(b, " ", "")
+	if ca == cb {
+		return true
+	}
+	return len(ca) >= 4 && len(cb) >= 4 && (strings.Contains(ca, cb) || strings.Contains(cb, ca))
+}
+
+// titleSimilarity is 1 - edit distance / the longer length, computed only as far as needed to know
+// whether it reaches min (below, it returns 0).
+func titleSimilarity(a, b string, min float64) float64 {
+	la, lb := len(a), len(b)
+	long := max(la, lb)
+	if long == 0 {
+		return 1
+	}
+	maxDist := int(float64(long) * (1 - min))
+	if la-lb > maxDist || lb-la > maxDist {
+		return 0
+	}
+	d := boundedLevenshtein(a, b, maxDist)
+	if d > maxDist {
+		return 0
+	}
+	return 1 - float64(d)/float64(long)
+}
+
+// boundedLevenshtein is the edit distance of a and b (bytes), or maxDist+1 when it is larger:
+// only the diagonal band of width 2*maxDist+1 is computed.
+func boundedLevenshtein(a, b string, maxDist int) int {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	n, m := len(a), len(b)
+	const inf = 1 << 30
+	prev := make([]int, m+1)
+	cur := make([]int, m+1)
+	for j := range prev {
+		prev[j] = j
+		if j > maxDist {
+			prev[j] = inf
+		}
+	}
+	for i := 1; i <= n; i++ {
+		lo, hi := max(1, i-maxDist), min(m, i+maxDist)
+		for j := range cur {
+			cur[j] = inf
+		}
+		if i <= maxDist {
+			cur[0] = i
+		}
+		best := cur[0]
+		for j := lo; j <= hi; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := prev[j-1] + cost
+			if prev[j]+1 < v {
+				v = prev[j] + 1
+			}
+			if cur[j-1]+1 < v {
+				v = cur[j-1] + 1
+			}
+			cur[j] = v
+			best = min(best, v)
+		}
+		if best > maxDist {
+			return maxDist + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[m]
+}
+
+type unionFind struct{ parent, rank []int }
+
+func newUnionFind(n int) *unionFind {
+	u := &unionFind{parent: make([]int, n), rank: make([]int, n)}
+	for i := range u.parent {
+		u.parent[i] = i
+	}
+	return u
+}
+
+func (u *unionFind) find(i int) int {
+	for u.parent[i] != i {
+		u.parent[i] = u.parent[u.parent[i]]
+		i = u.parent[i]
+	}
+	return i
+}
+
+// union joins the sets of i and j; false when they were one already.
+func (u *unionFind) union(i, j int) bool {
+	a, b := u.find(i), u.find(j)
+	if a == b {
+		return false
+	}
+	if u.rank[a] < u.rank[b] {
+		a, b = b, a
+	}
+	u.parent[b] = a
+	if u.rank[a] == u.rank[b] {
+		u.rank[a]++
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+# dedup_refs(): precision and recall on real searches whose duplicates people labelled
+# (../shared/data/dedup, README.md there names the sources), on real exports of one search from
+# several databases and tools (../shared/data/refs-corpus), and what a deduplication keeps and
+# carries on to write_refs(). Near-duplicates planted among real records: golib/refs/plant_test.go.
+
+# Pairwise precision and recall of predicted groups against true ones (a pair of records counts
+# when both are in one group).
+pair_scores <- function(pred, truth) {
+  pairs <- function(x) sum(choose(as.vector(x), 2))
+  tp <- pairs(table(pred, truth))
+  c(precision = tp / pairs(table(pred)), recall = tp / pairs(table(truth)), tp = tp)
+}
+
+# The group of each record of refs (its id in the groups report when it is in one, else its own).
+predicted_groups <- function(unique_refs, ids) {
+  g <- dedup_groups(unique_refs)
+  out <- paste0("own-", seq_along(ids))
+  out[match(g$id, ids)] <- paste0("group-", g$group)
+  out
+}
+
+labelled_sets <- list(
+  # The raw files: with the pages and volumes that real exports have.
+  # An EndNote export in Windows-1252.
+  asysd_diabetes = list(file = "raw/asysd_diabetes/labelled_test_set.csv", key = "record_id", precision = 0.99, recall = 0.98,
+    encoding = "windows-1252"),
+  asysd_diabetes_curated = list(file = "raw/asysd_diabetes/labelled_test_set.csv", key = "record_id", precision = 0.99, recall = 0.98,
+    encoding = "windows-1252"),
+  sra_cytology = list(file = "raw/sra_cytology/records_pre_merged.csv", key = "ID", precision = 0.99, recall = 0.97),
+  sra_respiratory = list(file = "raw/sra_respiratory/records_pre_merged.csv", key = "ID", precision = 0.99, recall = 0.96),
+  bibdedupe_special_cases = list(file = "raw/bibdedupe_special_cases/records_pre_merged.csv", key = "ID", precision = 1, recall = 1)
+)
+
+test_that("dedup_refs() finds the duplicates people labelled in real searches", {
+  for (name in names(labelled_sets)) {
+    set <- labelled_sets[[name]]
+    refs <- read_refs(shared_data("dedup", set$file), source_col = NULL, encoding = set$encoding %||% "UTF-8")
+    truth <- utils::read.csv(shared_data("dedup", paste0("truth_", name, ".csv")), colClasses = "character")
+    ids <- as.character(refs[[set$key]])
+    if ("booktitle" %in% names(refs)) {
+      # Conference papers name their proceedings in booktitle.
+      refs$journal <- ifelse(is.na(refs$journal), refs$booktitle, refs$journal)
+    }
+    unique_refs <- dedup_refs(refs, id = set$key, messages = FALSE)
+    score <- pair_scores(predicted_groups(unique_refs, ids), truth$group_id[match(ids, truth$record_key)])
+    message(sprintf("dedup %s: %d records, %d kept; pairwise precision %.4f, recall %.4f",
+      name, nrow(refs), nrow(unique_refs), score[["precision"]], score[["recall"]]))
+    expect_gte(score[["precision"]], set$precision, label = paste(name, "precision"))
+    expect_gte(score[["recall"]], set$recall, label = paste(name, "recall"))
+  }
+})
+
+test_that("one search exported through seventeen tools, and from PubMed, Scopus and Web of Science, is found again by titles", {
+  dir <- shared_data("refs-corpus")
+  # The DOIs are the truth here, so the matching is left the titles and citations.
+  doi_truth <- function(doi) tolower(sub("^(https?://(dx[.])?doi[.]org/|doi:)", "", sub("\\s.*", "", trimws(doi))))
+  tools <- c("_baseline_covidence.csv", "_baseline_covidence_endnote.ris", "_baseline_covidence_mendeley.ris",
+    "_baseline_covidence_refworks.ris", "_baseline_covidence_zotero.ris", "_baseline_embase.csv",
+    "_baseline_embase.ris", "_baseline_endnote.ris", "_baseline_eppireviewer.ris", "_baseline_excel.csv",
+    "_baseline_mendeley.ris", "_baseline_rayyan.csv", "_baseline_rayyan.ris", "_baseline_refworks.ris",
+    "_baseline_zotero.csv", "_baseline_zotero.ris", "_baseline_abstrackr.csv")
+  searches <- list(
+    embase_through_tools = file.path(dir, "citation-file-formatting", tools),
+    restoration_three_databases = file.path(dir, "revtools", c("restoration_pubmed.nbib", "restoration_scopus.ris", "restoration_WoS.ciw"))
+  )
+  for (name in names(searches)) {
+    refs <- read_refs(searches[[name]])
+    refs <- refs[!is.na(refs$doi), ]
+    ids <- paste0(refs$source_file, ":", stats::ave(seq_len(nrow(refs)), refs$source_file, FUN = seq_along))
+    unique_refs <- dedup_refs(refs, match = c("title", "citation"), messages = FALSE)
+    truth <- doi_truth(refs$doi)
+    score <- pair_scores(predicted_groups(unique_refs, ids), truth)
+    message(sprintf("dedup %s: %d records with a DOI, %d DOIs, %d kept by title; pairwise precision %.4f, recall %.4f",
+      name, nrow(refs), length(unique(truth)), nrow(unique_refs), score[["precision"]], score[["recall"]]))
+    expect_equal(score[["precision"]], 1, label = paste(name, "precision"))
+    expect_gte(score[["recall"]], 0.99, label = paste(name, "recall"))
+    # With the DOIs too, every DOI is one record.
+    expect_equal(nrow(dedup_refs(refs, messages = FALSE)), length(unique(truth)))
+  }
+})
+
+test_that("the most complete record is kept, with the ids of the others; the groups are reported", {
+  refs <- read_refs(system.file("extdata", "fft_include.ris", package = "tabscreen"))[1:6, ]
+  copy <- refs[c(2, 5), ]
+  copy$title <- toupper(copy$title)
+  copy$abstract <- NA
+  copy$journal <- NA
+  copy$source_file <- "pubmed.ris"
+  both <- rbind(copy, refs)
+  expect_message(unique_refs <- dedup_refs(both), "8 records: 2 duplicates in 2 groups, 6 kept", class = "tabscreen_message")
+  expect_equal(nrow(unique_refs), 6)
+  # The originals (with their abstracts) are kept, in the order of the table.
+  expect_identical(unique_refs$title, refs$title)
+  expect_equal(unique_refs$merged_ids, c(NA, "pubmed.ris:1", NA, NA, "pubmed.ris:2", NA))
+  groups <- dedup_groups(unique_refs)
+  expect_equal(groups$group, c(1L, 1L, 2L, 2L))
+  expect_equal(groups$id, c("fft_include.ris:2", "pubmed.ris:1", "fft_include.ris:5", "pubmed.ris:2"))
+  expect_equal(groups$kept, c(TRUE, FALSE, TRUE, FALSE))
+  expect_equal(groups$match, rep("title", 4))
+  expect_true(all(c("title", "authors", "year", "source_file") %in% names(groups)))
+  # A second deduplication keeps the ids merged before.
+  again <- both[1, ]
+  again$source_file <- "embase.ris"
+  again$merged_ids <- NA_character_
+  twice <- dedup_refs(rbind(unique_refs, again), messages = FALSE)
+  expect_equal(twice$merged_ids[2], "pubmed.ris:1; embase.ris:1")
+  # Without a source column the ids are row numbers; of records as complete, the first is kept.
+  plain <- both[c("title", "authors", "year")]
+  expect_equal(dedup_refs(plain, messages = FALSE)$merged_ids, c("4", "7", NA, NA, NA, NA))
+  # `id` names a column of ids.
+  both$key <- paste0("k", seq_len(nrow(both)))
+  expect_equal(dedup_refs(both, id = "key", messages = FALSE)$merged_ids[1:2], c(NA, "k1"))
+})
+
+test_that("DOI and PMID rules; records that only share a DOI's supplement are kept apart", {
+  refs <- data.frame(
+    title = c("Trial of A in adults", "Trial of A in adults.", "Another abstract in the supplement", "X", "Y"),
+    authors = c("Doe, J", "Doe J", "Roe, R", "Poe, P", "Loe, L"),
+    year = c(2019L, 2019L, 2019L, 2020L, 2020L),
+    doi = c("10.1000/Supp.1", "https://doi.org/10.1000/supp.1", "10.1000/supp.1", NA, NA),
+    pmid = c(NA, NA, NA, "123", "123"),
+    stringsAsFactors = FALSE)
+  unique_refs <- dedup_refs(refs, messages = FALSE)
+  expect_equal(unique_refs$title, c("Trial of A in adults", "Another abstract in the supplement", "X"))
+  groups <- dedup_groups(unique_refs)
+  expect_equal(groups$match, c("doi", "doi", "pmid", "pmid"))
+  expect_equal(nrow(dedup_refs(refs, match = "title", messages = FALSE)), 4)
+})
+
+test_that("the merged ids are written by write_refs(), read back, and carried through a screening", {
+  refs <- read_refs(system.file("extdata", "fft_include.ris", package = "tabscreen"))[1:4, ]
+  copy <- refs[3, ]
+  copy$source_file <- "again.ris"
+  unique_refs <- dedup_refs(rbind(refs, copy), messages = FALSE)
+  dir <- withr::local_tempdir()
+  ris <- file.path(dir, "unique.ris")
+  write_refs(unique_refs, ris)
+  expect_true("N1  - tabscreen merged: again.ris:1" %in% readLines(ris))
+  back <- read_refs(ris)
+  expect_identical(back$merged_ids, unique_refs$merged_ids)
+  expect_identical(back$notes, unique_refs$notes)
+  csv <- file.path(dir, "unique.csv")
+  write_refs(unique_refs, csv)
+  expect_identical(read_refs(csv)$merged_ids, unique_refs$merged_ids)
+
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-refs")
+  fake <- local_fake_provider(decisions = list("1" = 1))
+  res <- tabscreen_a.tools(unique_refs, prompt = test_prompt, title = title, abstract = abstract,
+    api_url = fake$url, progress = FALSE, messages = FALSE)
+  write_refs(res, ris)
+  back <- read_refs(ris)
+  expect_identical(back$merged_ids, unique_refs$merged_ids)
+  expect_equal(back$tabscreen_decision, rep("Include", 4))
+})
+
+test_that("bad arguments of dedup_refs() are classed errors", {
+  refs <- data.frame(title = c("a", "b"), id = c("x", "x"))
+  expect_error(dedup_refs(list(title = "a")), class = "tabscreen_error_dedup_refs")
+  expect_error(dedup_refs(data.frame(name = "a")), class = "tabscreen_error_dedup_refs")
+  cnd <- expect_error(dedup_refs(refs, match = "isbn"), class = "tabscreen_error_dedup_match")
+  expect_s3_class(cnd, "tabscreen_error_arg")
+  expect_error(dedup_refs(refs, id = "nope"), class = "tabscreen_error_dedup_id")
+  expect_error(dedup_refs(refs, id = "id"), class = "tabscreen_error_dedup_id")
+  expect_error(dedup_refs(refs, messages = NA), class = "tabscreen_error_dedup_messages")
+  expect_error(dedup_groups(refs), class = "tabscreen_error_dedup_x")
+})
