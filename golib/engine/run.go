@@ -14,6 +14,7 @@ import (
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -37,6 +38,7 @@ func (e *stopError) Error() string { return e.Message }
 
 // Run is one screening in progress.
 type Run struct {
+	clock     clock.Clock
 	opts      *Options
 	custom    bool // the user's tools: their calls' arguments are kept
 	adapter   provider.Adapter
@@ -103,9 +105,15 @@ type Records struct {
 	StudyIDs                  []string
 }
 
+// StartOption changes how a run is set up, for tests.
+type StartOption func(*Run)
+
+// WithClock runs the engine on c instead of the system clock.
+func WithClock(c clock.Clock) StartOption { return func(r *Run) { r.clock = c } }
+
 // Start checks the options, builds the jobs, claims the run in the answer store (taking the jobs
 // it already answered from there) and starts the run in the background.
-func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
+func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Run, error) {
 	if len(recs.Abstracts) != len(recs.Titles) || (recs.StudyIDs != nil && len(recs.StudyIDs) != len(recs.Titles)) {
 		return nil, fmt.Errorf("the records' columns differ in length")
 	}
@@ -114,8 +122,11 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opts: opts, custom: settings.HasCustomTools(), adapter: adapter, callbacks: newCallbackQueue(),
+	r := &Run{clock: clock.Real(), opts: opts, custom: settings.HasCustomTools(), adapter: adapter, callbacks: newCallbackQueue(),
 		finished: make(chan struct{})}
+	for _, w := range with {
+		w(r)
+	}
 	r.headers = make(map[string]string)
 	for k, v := range adapter.Headers(apiKey) {
 		r.headers[k] = v[0]
@@ -130,7 +141,7 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 		r.models = append(r.models, m.model())
 		r.prices = append(r.prices, m.prices())
 	}
-	r.pacers = newPacers(opts)
+	r.pacers = newPacers(opts, r.clock)
 	active := opts.MaxActive
 	if active <= 0 {
 		active = defaultMaxActive(opts)
@@ -154,7 +165,7 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 		r.cancel(err)
 		return nil, err
 	}
-	r.started = time.Now()
+	r.started = r.clock.Now()
 	go r.dispatch()
 	return r, nil
 }
@@ -181,17 +192,17 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 }
 
 // newPacers gives one pacer per model when rpm was given per model, else one shared by all.
-func newPacers(o *Options) []*pacer {
+func newPacers(o *Options, c clock.Clock) []*pacer {
 	out := make([]*pacer, len(o.Models))
 	if o.RPM != nil {
-		shared := newPacer(*o.RPM)
+		shared := newPacer(*o.RPM, c)
 		for i := range out {
 			out[i] = shared
 		}
 		return out
 	}
 	for i, m := range o.Models {
-		out[i] = newPacer(m.RPM)
+		out[i] = newPacer(m.RPM, c)
 	}
 	return out
 }
@@ -231,7 +242,7 @@ func (r *Run) dispatch() {
 	r.closeUnfinished()
 	r.closeStore()
 	r.transport.CloseIdleConnections()
-	r.elapsed = time.Since(r.started)
+	r.elapsed = r.clock.Now().Sub(r.started)
 	close(r.finished)
 }
 

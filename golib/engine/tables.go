@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -148,7 +147,7 @@ type Summary struct {
 func (r *Run) Summarise() Summary {
 	state, stop := r.State()
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
-		Elapsed: r.elapsed.Seconds(), RunDate: time.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
+		Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
 		Store: r.storeInfo}
 	if s.PriceData == nil {
 		s.PriceData = []PriceRow{}

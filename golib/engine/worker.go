@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -66,7 +67,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 			return
 		}
 		if first.IsZero() {
-			first = time.Now()
+			first = r.clock.Now()
 		}
 		tries++
 		res.attempts++
@@ -164,13 +165,13 @@ func (r *Run) seed() int64 {
 	if r.opts.Seed != nil {
 		return *r.opts.Seed
 	}
-	return time.Now().UnixNano()
+	return r.clock.Now().UnixNano()
 }
 
 // waitTurn waits out a run-wide pause (a 429 told us to hold off) and then the pacer.
 func (r *Run) waitTurn(j job) error {
 	if until := r.pauseUntil.Load(); until > 0 {
-		if d := time.Until(time.Unix(0, until)); d > 0 {
+		if d := time.Unix(0, until).Sub(r.clock.Now()); d > 0 {
 			if err := r.sleepCtx(d); err != nil {
 				return err
 			}
@@ -182,9 +183,10 @@ func (r *Run) waitTurn(j job) error {
 func (r *Run) send(body []byte) attempt {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
-	start := time.Now()
+	start := r.clock.Now()
 	resp, err := r.client.R().SetContext(r.ctx).SetHeaders(r.headers).SetBody(body).Post(r.adapter.Endpoint())
-	a := attempt{took: time.Since(start), at: time.Now(), err: err}
+	at := r.clock.Now()
+	a := attempt{took: at.Sub(start), at: at, err: err}
 	if err == nil {
 		a.status, a.headers, a.body = resp.StatusCode(), resp.Header(), resp.Body()
 	}
@@ -219,7 +221,7 @@ func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration,
 		} else {
 			wait, found = retryAfter(a.headers, a.at)
 			if !found && a.status == http.StatusTooManyRequests {
-				wait, found = r.adapter.ResetWait(a.headers)
+				wait, found = r.adapter.ResetWait(a.headers, a.at)
 			}
 		}
 		if found && a.status == http.StatusTooManyRequests {
@@ -251,7 +253,7 @@ func (r *Run) retryAllowed(tries int, first time.Time, wait time.Duration) (stri
 	if o.MaxTries != nil && tries >= *o.MaxTries {
 		return fmt.Sprintf(" (gave up after %s)", count(tries, "attempt", "attempts")), false
 	}
-	if o.MaxSeconds != nil && time.Since(first)+wait > seconds(*o.MaxSeconds) {
+	if o.MaxSeconds != nil && r.clock.Now().Sub(first)+wait > seconds(*o.MaxSeconds) {
 		return fmt.Sprintf(" (gave up: max_seconds = %g reached)", *o.MaxSeconds), false
 	}
 	return "", true
@@ -270,7 +272,7 @@ func (r *Run) askR(c *Callback) (*float64, error) {
 }
 
 func (r *Run) pause(d time.Duration) {
-	until := time.Now().Add(d).UnixNano()
+	until := r.clock.Now().Add(d).UnixNano()
 	for {
 		old := r.pauseUntil.Load()
 		if old >= until || r.pauseUntil.CompareAndSwap(old, until) {
@@ -290,16 +292,7 @@ func (r *Run) sleep(d time.Duration) error {
 	return err
 }
 
-func (r *Run) sleepCtx(d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-r.ctx.Done():
-		return context.Cause(r.ctx)
-	}
-}
+func (r *Run) sleepCtx(d time.Duration) error { return clock.Sleep(r.ctx, r.clock, d) }
 
 // succeed records an answer. Its run time is the whole job's, from the first attempt to this
 // answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
@@ -316,7 +309,7 @@ func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a at
 
 func (r *Run) fail(res *result, reason string) {
 	res.ok, res.done, res.reason = false, true, reason
-	res.date = time.Now()
+	res.date = r.clock.Now()
 	r.failed.Add(1)
 	r.done.Add(1)
 }

@@ -190,13 +190,13 @@ func (a *anthropic) Stop(status int, h http.Header, body []byte) (Stop, bool) {
 }
 
 // ResetWait reads the RFC 3339 reset time of an exhausted allowance.
-func (a *anthropic) ResetWait(h http.Header) (time.Duration, bool) {
+func (a *anthropic) ResetWait(h http.Header, now time.Time) (time.Duration, bool) {
 	for _, kind := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
 		if h.Get("anthropic-ratelimit-"+kind+"-remaining") != "0" {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339, h.Get("anthropic-ratelimit-"+kind+"-reset")); err == nil {
-			if d := time.Until(t); d > 0 {
+			if d := t.Sub(now); d > 0 {
 				return d, true
 			}
 		}

@@ -29,7 +29,7 @@ type dialect struct {
 	// errorMessage reads the provider's error body.
 	errorMessage func(status int, body []byte) string
 	// resetWait reads the provider's rate-limit reset headers, when it has them.
-	resetWait func(h http.Header) (time.Duration, bool)
+	resetWait func(h http.Header, now time.Time) (time.Duration, bool)
 }
 
 type chat struct {
@@ -197,11 +197,11 @@ func (a *chat) Parse(body []byte) (Reply, error) {
 
 func (a *chat) ErrorMessage(status int, body []byte) string { return a.d.errorMessage(status, body) }
 
-func (a *chat) ResetWait(h http.Header) (time.Duration, bool) {
+func (a *chat) ResetWait(h http.Header, now time.Time) (time.Duration, bool) {
 	if a.d.resetWait == nil {
 		return 0, false
 	}
-	return a.d.resetWait(h)
+	return a.d.resetWait(h, now)
 }
 
 // bearerStop is the run-stop rule of the bearer-key providers: a refused key or access, or a 429

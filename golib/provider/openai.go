@@ -34,7 +34,7 @@ func openAIErrorMessage(status int, body []byte) string {
 
 // openAIResetWait reads OpenAI's reset durations (such as "6m0s" or "12ms") of an exhausted
 // allowance.
-func openAIResetWait(h http.Header) (time.Duration, bool) {
+func openAIResetWait(h http.Header, _ time.Time) (time.Duration, bool) {
 	for _, kind := range []string{"requests", "tokens"} {
 		if h.Get("x-ratelimit-remaining-"+kind) != "0" {
 			continue

@@ -86,8 +86,9 @@ type Adapter interface {
 	Stop(status int, h http.Header, body []byte) (Stop, bool)
 	// ErrorMessage is the human-readable message of an error response.
 	ErrorMessage(status int, body []byte) string
-	// ResetWait is how long the rate-limit headers say to wait before the next request.
-	ResetWait(h http.Header) (time.Duration, bool)
+	// ResetWait is how long the rate-limit headers of a response received at now say to wait
+	// before the next request.
+	ResetWait(h http.Header, now time.Time) (time.Duration, bool)
 	// Tools are the tools the run offers, to read the decision from the called one.
 	Tools() []screen.Tool
 }
