@@ -68,6 +68,7 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	if err != nil {
 		return cError("tabscreen_error_ipc", err)
 	}
+	registerTestAdapters()
 	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
 	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
 		recs.StudyIDs = c.Str

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"hash"
 
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -128,7 +130,16 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		r.results[i].carried = storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)])
 	}
 	session.Start(func(err error) {
-		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
+		class := "tabscreen_error_store"
+		var se *store.Error
+		var pe *guard.PanicError
+		switch {
+		case errors.As(err, &pe):
+			class = "tabscreen_error_internal"
+		case errors.As(err, &se):
+			class = se.Class
+		}
+		r.stopRun(provider.Stop{Class: class, Message: err.Error()})
 	})
 	return nil
 }

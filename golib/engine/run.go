@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/tabscreen/tabscreen/golib/clock"
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -222,8 +223,13 @@ func defaultMaxActive(o *Options) int {
 	return min(max(n, 4), 256)
 }
 
+// dispatch starts every job within the concurrency cap, then closes the run. A panic here or in a
+// job stops the run (tabscreen_error_internal) instead of ending the R session; the run still
+// accounts for every job and reaches R with the answers it has.
 func (r *Run) dispatch() {
 	var wg sync.WaitGroup
+	defer r.finish(&wg)
+	defer guard.Recover(r.internalError)
 	for i := range r.jobs {
 		if r.results[i].done { // answered in the store by an earlier call
 			continue
@@ -234,16 +240,36 @@ func (r *Run) dispatch() {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			defer guard.Recover(func(err error) { r.jobPanicked(i, err) })
 			defer r.sem.Release(1)
 			r.work(i)
 		}(i)
 	}
+}
+
+// finish waits for the jobs, fails those never finished, closes the store and marks the run done.
+func (r *Run) finish(wg *sync.WaitGroup) {
 	wg.Wait()
+	defer close(r.finished)
+	defer func() { r.elapsed = r.clock.Now().Sub(r.started) }()
+	defer guard.Recover(r.internalError)
 	r.closeUnfinished()
 	r.closeStore()
 	r.transport.CloseIdleConnections()
-	r.elapsed = r.clock.Now().Sub(r.started)
-	close(r.finished)
+}
+
+// internalError stops the run after a panic.
+func (r *Run) internalError(err error) {
+	r.stopRun(provider.Stop{Class: "tabscreen_error_internal", Message: err.Error()})
+}
+
+// jobPanicked fails the job whose goroutine panicked (it runs on that goroutine, which alone
+// writes the job's result) and stops the run: a bug, which the next jobs would likely hit too.
+func (r *Run) jobPanicked(i int, err error) {
+	if res := &r.results[i]; !res.done {
+		r.fail(res, err.Error())
+	}
+	r.internalError(err)
 }
 
 // closeUnfinished fails every job the run never finished, so that no job is missing from the

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tabscreen/tabscreen/golib/guard"
 )
 
 // ServeOptions say where the fake listens and how it learns to stop. The developers' program
@@ -61,10 +63,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	if opts.Stdin != nil {
-		go func() {
+		guard.Go(func(error) { stop() }, func() {
 			_, _ = io.Copy(io.Discard, opts.Stdin)
 			stop()
-		}()
+		})
 	}
 	<-ctx.Done()
 	return srv.Close(3 * time.Second)

@@ -21,6 +21,10 @@ const (
 	toolInstructionFmt = "Answer only by calling the function %s, exactly once."
 )
 
+func init() {
+	Register(Descriptor{Protocol: "anthropic", Letter: "b", New: newAnthropic})
+}
+
 type anthropic struct {
 	s         Settings
 	url       string

@@ -9,6 +9,10 @@ import (
 	"fmt"
 )
 
+func init() {
+	Register(Descriptor{Protocol: "mistral", Letter: "c", New: func(s Settings) (Adapter, error) { return newChat(s, mistralDialect) }})
+}
+
 var mistralDialect = dialect{
 	seedField:       "random_seed",
 	sendVerbosity:   false,

@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+func init() {
+	Register(Descriptor{Protocol: "openai", Letter: "a", New: func(s Settings) (Adapter, error) { return newChat(s, openAIDialect) }})
+}
+
 var openAIDialect = dialect{
 	seedField:       "seed",
 	sendVerbosity:   true,

@@ -93,18 +93,13 @@ type Adapter interface {
 	Tools() []screen.Tool
 }
 
-// New returns the adapter of a protocol.
-func New(protocol string, s Settings) (Adapter, error) {
-	switch protocol {
-	case "a":
-		return newChat(s, openAIDialect)
-	case "b":
-		return newAnthropic(s)
-	case "c":
-		return newChat(s, mistralDialect)
-	default:
-		return nil, fmt.Errorf("unknown provider %q", protocol)
+// New returns the adapter of a registered provider, named by its letter or its protocol.
+func New(name string, s Settings) (Adapter, error) {
+	d, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q", name)
 	}
+	return d.New(s)
 }
 
 // mergeBody writes fields in order and lets the user's extra fields override ours.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
@@ -303,8 +304,14 @@ func (s *Session) Start(onFail func(error)) {
 	go s.write()
 }
 
-// Save queues a finished job; it is committed within milliseconds.
-func (s *Session) Save(a Answer) { s.queue <- a }
+// Save queues a finished job; it is committed within milliseconds. Once the writer has ended
+// (after a failure) nothing more is queued, so that no job waits on a full queue.
+func (s *Session) Save(a Answer) {
+	select {
+	case s.queue <- a:
+	case <-s.written:
+	}
+}
 
 // Err is the write failure, if any.
 func (s *Session) Err() error {
@@ -315,6 +322,7 @@ func (s *Session) Err() error {
 
 func (s *Session) write() {
 	defer close(s.written)
+	defer guard.Recover(s.abort)
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	const maxBatch = 1024
@@ -356,14 +364,19 @@ func (s *Session) fail(err error) {
 	if err == nil {
 		return
 	}
+	s.abort(storeError(s.store.Path, "could not record an answer; the run was stopped, and every answer it received is in the result", err))
+}
+
+// abort records the first failure of the writer (a failed commit, or a panic) and tells the run.
+func (s *Session) abort(err error) {
 	s.errMu.Lock()
 	first := s.err == nil
 	if first {
-		s.err = storeError(s.store.Path, "could not record an answer; the run was stopped, and every answer it received is in the result", err)
+		s.err = err
 	}
 	s.errMu.Unlock()
 	if first && s.onFail != nil {
-		s.onFail(s.Err())
+		s.onFail(err)
 	}
 }
 
