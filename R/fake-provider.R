@@ -51,7 +51,7 @@ fake_provider_command <- function(bin = NULL) {
   serve <- paste(
     "a <- commandArgs(TRUE); d <- dyn.load(a[[1L]]);",
     "r <- .Call(getNativeSymbolInfo('C_fake_serve', d), a[[2L]]);",
-    "if (!identical(r, '{}')) { cat(r, '\\n', file = stderr()); quit(status = 1L) }"
+    "if (!identical(r$status, 0L)) { cat(r$json, '\\n', file = stderr()); quit(status = 1L) }"
   )
   list(program = rscript, args = function(port_file, config) {
     options <- paste0('{"host":"127.0.0.1","port":0,"port_file":', to_json_string(port_file),

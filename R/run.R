@@ -22,8 +22,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   )
   ipc <- df_to_ipc(records[intersect(c("title", "abstract", "studyid"), names(records))])
   json <- as.character(to_json(options))
-  started <- from_json(.Call(C_run_start, ipc, json, api_key))
-  abort_on_go_error(started, call)
+  started <- go_call(C_run_start, ipc, json, api_key, call = call)$meta
   handle <- as.numeric(started$handle)
   inform_store(started$store, messages)
 
@@ -36,8 +35,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   repeat {
     state <- tryCatch(
       {
-        st <- from_json(.Call(C_run_poll, handle), simplify = FALSE)
-        abort_on_go_error(st, call)
+        st <- go_call(C_run_poll, handle, simplify = FALSE, call = call)$meta
         answer_callbacks(handle, st$callbacks, callbacks)
         if (progress) bar <- show_progress(bar, st)
         if (!identical(st$state, "finished")) Sys.sleep(poll_interval)
@@ -50,15 +48,14 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
     )
     if (interrupted || identical(state$state, "finished")) break
   }
-  if (interrupted) .Call(C_run_cancel, handle)
+  if (interrupted) go_call(C_run_cancel, handle, call = call)
   if (!is.null(bar)) cli::cli_progress_done(id = bar)
 
-  out <- .Call(C_run_result, handle)
+  out <- go_call(C_run_result, handle, call = call)
   collected <- TRUE
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, call)
+  meta <- out$meta
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
-  list(answers = ipc_decoded_to_df(out[[2]]), questions = ipc_decoded_to_df(out[[3]]), meta = meta)
+  list(answers = out$table, questions = out$table2, meta = meta)
 }
 
 # Says that a run resumes, takes a completed run's answers, or that an identical completed run exists.
@@ -93,20 +90,18 @@ aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lowe
   }
   for (col in cols) storage.mode(answers[[col]]) <- storage.mode(template[[col]])
   opts <- to_json(list(incl_cutoff_upper = incl_cutoff_upper, incl_cutoff_lower = incl_cutoff_lower))
-  out <- .Call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, rlang::caller_env())
-  agg <- ipc_decoded_to_df(out[[2]])
-  attr(agg, "incl_cutoff_upper") <- meta$incl_cutoff_upper
-  attr(agg, "incl_cutoff_lower") <- meta$incl_cutoff_lower
+  out <- go_call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
+  agg <- out$table
+  attr(agg, "incl_cutoff_upper") <- out$meta$incl_cutoff_upper
+  attr(agg, "incl_cutoff_lower") <- out$meta$incl_cutoff_lower
   agg
 }
 
 # Cancels a run that R left early (an error in a callback or in this loop) and waits for Go to
 # finish it, so no goroutine or connection outlives the call.
 release_run <- function(handle) {
-  .Call(C_run_cancel, handle)
-  try(.Call(C_run_result, handle), silent = TRUE)
+  go_call(C_run_cancel, handle)
+  try(go_call(C_run_result, handle), silent = TRUE)
   invisible()
 }
 
@@ -127,8 +122,7 @@ answer_callbacks <- function(handle, pending, callbacks) {
     if (!nzchar(reply$error)) reply$value <- callback_value(cb$kind, value)
     reply
   })
-  res <- from_json(.Call(C_run_reply, handle, as.character(to_json(replies))))
-  abort_on_go_error(res, rlang::caller_env())
+  go_call(C_run_reply, handle, as.character(to_json(replies)))
   invisible()
 }
 
@@ -196,29 +190,12 @@ price_rows <- function(rows) {
   rows[c("promptid", "model", "iterations", prices)]
 }
 
-to_json <- function(x) {
-  jsonlite::toJSON(x, auto_unbox = TRUE, null = "null", na = "null", digits = NA)
-}
-
-from_json <- function(x, simplify = TRUE) {
-  jsonlite::fromJSON(x, simplifyVector = simplify)
-}
-
-abort_on_go_error <- function(x, call) {
-  err <- x$error
-  if (is.null(err)) return(invisible())
-  # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
-  rlang::abort(c(err$message, store_error_hint(err$class)), class = c(err$class, "tabscreen_error"), call = call)
-}
-
 # The Go default retry rule applied to an httr2 response (tests compare it with llm_is_transient()).
 go_is_transient <- function(resp) {
   headers <- lapply(resp$headers, function(v) paste(v, collapse = ", "))
   if (length(headers) == 0) headers <- structure(list(), names = character())
-  out <- from_json(.Call(C_is_transient, as.integer(resp$status_code),
-                         as.character(to_json(headers)), resp$body %||% raw()))
-  abort_on_go_error(out, rlang::caller_env())
-  out$transient
+  out <- go_call(C_is_transient, as.integer(resp$status_code), as.character(to_json(headers)), resp$body %||% raw())
+  out$meta$transient
 }
 
 # The concurrency cap: option tabscreen.max_active, else a default the engine derives from rpm

@@ -133,8 +133,7 @@ screen_store_delete <- function(run_id, store = NULL) {
     abort_arg("The answer store {.file {path}} does not exist.", class = "tabscreen_error_store_run",
       arg = "store", call = call)
   }
-  out <- from_json(.Call(C_store, as.character(to_json(list(op = "delete", path = path, run_id = as.list(ids)))))[[1]])
-  abort_on_go_error(out, call)
+  out <- go_call(C_store, as.character(to_json(list(op = "delete", path = path, run_id = as.list(ids)))), call = call)$meta
   cli::cli_inform(c("v" = "Deleted {out$deleted} run{?s} from {.file {path}}."), class = "tabscreen_message")
   invisible(out$deleted)
 }
@@ -211,10 +210,7 @@ store_run <- function(run_id, store, call = rlang::caller_env()) {
 }
 
 store_call <- function(request, call = rlang::caller_env()) {
-  out <- .Call(C_store, as.character(to_json(request)))
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, call)
-  tibble::as_tibble(ipc_decoded_to_df(out[[2]]))
+  tibble::as_tibble(go_call(C_store, as.character(to_json(request)), call = call)$table)
 }
 
 empty_runs <- function() {

@@ -10,4 +10,5 @@ SEXP C_aggregate(SEXP answers, SEXP options);
 SEXP C_is_transient(SEXP status, SEXP headers, SEXP body);
 SEXP C_store(SEXP request);
 SEXP C_fake_serve(SEXP options);
+SEXP C_ipc_roundtrip_go(SEXP raw);
 #endif

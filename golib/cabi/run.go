@@ -47,26 +47,28 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 	return c.Str, c.Valid, nil
 }
 
+// TsRunStart starts a run; on success *doc is {"handle": n, "store": ...}.
+//
 //export TsRunStart
-func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char) (result *C.char) {
-	defer recovered(&result)
+func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	var table *arrowio.Table
 	var err error
 	bulkGC(func() { table, err = arrowio.Decode(goBytes(records, recordsLen)) })
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	opts, err := engine.ParseOptions([]byte(C.GoString(options)))
 	if err != nil {
-		return cError("tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_options", err)
 	}
 	titles, titleValid, err := textColumn(table, "title")
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	abstracts, abstractValid, err := textColumn(table, "abstract")
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	registerTestAdapters()
 	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
@@ -75,43 +77,42 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	}
 	run, err := engine.Start(opts, recs, C.GoString(apiKey))
 	if se := (*store.Error)(nil); errors.As(err, &se) {
-		return storeErr(err)
+		return storeErr(doc, err)
 	}
 	if err != nil {
-		return cError("tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_options", err)
 	}
 	runsMu.Lock()
 	nextHandle++
 	h := nextHandle
 	runs[h] = run
 	runsMu.Unlock()
-	// "handle" first: the C side recognises a started run by it.
-	return cJSON(map[string]any{"handle": h, "store": run.StoreInfo()})
+	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})
 }
 
 //export TsRunPoll
-func TsRunPoll(handle C.int64_t) (result *C.char) {
-	defer recovered(&result)
+func TsRunPoll(handle C.int64_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	run, err := lookup(handle)
 	if err != nil {
-		return cError("tabscreen_error_handle", err)
+		return fail(doc, "tabscreen_error_handle", err)
 	}
-	return cJSON(run.Poll())
+	return succeed(doc, run.Poll())
 }
 
 //export TsRunReply
-func TsRunReply(handle C.int64_t, replies *C.char) (result *C.char) {
-	defer recovered(&result)
+func TsRunReply(handle C.int64_t, replies *C.char, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	run, err := lookup(handle)
 	if err != nil {
-		return cError("tabscreen_error_handle", err)
+		return fail(doc, "tabscreen_error_handle", err)
 	}
 	var rs []engine.CallbackReply
 	if err := json.Unmarshal([]byte(C.GoString(replies)), &rs); err != nil {
-		return cError("tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
 	}
 	run.Reply(rs)
-	return cJSON(map[string]int{"replied": len(rs)})
+	return succeed(doc, map[string]int{"replied": len(rs)})
 }
 
 //export TsRunCancel
@@ -125,17 +126,18 @@ func TsRunCancel(handle C.int64_t) {
 // TsRunResult waits for the run to end, hands over its tables and forgets the handle.
 //
 //export TsRunResult
-func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t,
+	doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	*answers, *answersLen, *questions, *questionsLen = nil, 0, nil, 0
 	run, err := lookup(handle)
 	if err != nil {
-		return cError("tabscreen_error_handle", err)
+		return fail(doc, "tabscreen_error_handle", err)
 	}
 	run.Wait()
 	bulkGC(func() { err = resultTables(run, answers, answersLen, questions, questionsLen) })
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	summary := run.Summarise()
 	runsMu.Lock()
@@ -143,7 +145,7 @@ func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t
 	runsMu.Unlock()
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
-	return cJSON(summary)
+	return succeed(doc, summary)
 }
 
 // resultTables encodes the answers and questions tables into C memory; on failure nothing is
@@ -166,41 +168,42 @@ type aggregateOptions struct {
 }
 
 //export TsAggregate
-func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t,
+	doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var o aggregateOptions
 	if err := json.Unmarshal([]byte(C.GoString(options)), &o); err != nil {
-		return cError("tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_options", err)
 	}
 	table, err := arrowio.Decode(goBytes(answers, answersLen))
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	cut := screen.EffectiveCutoffs(o.Upper, o.Lower)
 	agg, err := engine.AggregateTable(table, cut)
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	if err := cTable(agg, out, outLen); err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	return cJSON(map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
+	return succeed(doc, map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
 }
 
 // TsIsTransient applies the Go default retry rule to one response, so that a test can check that
 // llm_is_transient() in R agrees with it.
 //
 //export TsIsTransient
-func TsIsTransient(status C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsIsTransient(httpStatus C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	var h map[string]string
 	if err := json.Unmarshal([]byte(C.GoString(headers)), &h); err != nil {
-		return cError("tabscreen_error_internal", err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	header := http.Header{}
 	for k, v := range h {
 		header.Set(k, v)
 	}
-	return cJSON(map[string]bool{"transient": provider.IsTransient(int(status), header, goBytes(body, bodyLen))})
+	return succeed(doc, map[string]bool{"transient": provider.IsTransient(int(httpStatus), header, goBytes(body, bodyLen))})
 }

@@ -1,0 +1,33 @@
+# The one way into the Go core. Every .Call entry into Go (src/bridge.c) returns
+# list(table, json, table2, status): Go's status code, its JSON document, and up to two tables
+# decoded from Arrow IPC. go_call() makes the call, raises Go's error as a classed R error when
+# the status says so (after C has freed Go's memory), and returns the decoded document and tables.
+
+go_call <- function(entry, ..., simplify = TRUE, call = rlang::caller_env()) {
+  out <- .Call(entry, ...)
+  if (!identical(out$status, 0L)) {
+    err <- tryCatch(from_json(out$json, simplify = FALSE)$error, error = function(e) NULL)
+    abort_go_error(err, call)
+  }
+  list(
+    meta = from_json(out$json, simplify = simplify),
+    table = if (!is.null(out$table)) ipc_decoded_to_df(out$table, call = call),
+    table2 = if (!is.null(out$table2)) ipc_decoded_to_df(out$table2, call = call)
+  )
+}
+
+# Go's error document as an R error of its class (and "tabscreen_error").
+abort_go_error <- function(err, call) {
+  class <- err$class %||% "tabscreen_error_internal"
+  message <- err$message %||% "the Go core returned an error without a message"
+  # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
+  rlang::abort(c(message, store_error_hint(class)), class = unique(c(class, "tabscreen_error")), call = call)
+}
+
+to_json <- function(x) {
+  jsonlite::toJSON(x, auto_unbox = TRUE, null = "null", na = "null", digits = NA)
+}
+
+from_json <- function(x, simplify = TRUE) {
+  jsonlite::fromJSON(x, simplifyVector = simplify)
+}
