@@ -160,3 +160,33 @@ SEXP C_ipc_roundtrip_go(SEXP raw) {
   ts_leave_go();
   return finish(&o);
 }
+
+SEXP C_providers(void) {
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsProviders(&o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
+/* request: JSON; table: an IPC stream (raw) or NULL. */
+SEXP C_preflight(SEXP request, SEXP table) {
+  const char *r = string_arg(request, "request");
+  if (table != R_NilValue) raw_arg(table, "table");
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsPreflight((char *)r, table == R_NilValue ? NULL : RAW(table),
+                         table == R_NilValue ? 0 : (size_t)XLENGTH(table), &o.buf[0], &o.len[0], &o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
+SEXP C_probe(SEXP request, SEXP api_key) {
+  const char *r = string_arg(request, "request");
+  const char *key = string_arg(api_key, "api_key");
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsProbe((char *)r, (char *)key, &o.json);
+  ts_leave_go();
+  return finish(&o);
+}

@@ -11,4 +11,7 @@ SEXP C_is_transient(SEXP status, SEXP headers, SEXP body);
 SEXP C_store(SEXP request);
 SEXP C_fake_serve(SEXP options);
 SEXP C_ipc_roundtrip_go(SEXP raw);
+SEXP C_providers(void);
+SEXP C_preflight(SEXP request, SEXP table);
+SEXP C_probe(SEXP request, SEXP api_key);
 #endif

@@ -16,6 +16,9 @@ static const R_CallMethodDef call_methods[] = {
   {"C_is_transient", (DL_FUNC)&C_is_transient, 3},
   {"C_store", (DL_FUNC)&C_store, 1},
   {"C_fake_serve", (DL_FUNC)&C_fake_serve, 1},
+  {"C_providers", (DL_FUNC)&C_providers, 0},
+  {"C_preflight", (DL_FUNC)&C_preflight, 2},
+  {"C_probe", (DL_FUNC)&C_probe, 2},
   /* Arrow IPC codec (ipc_r.c) */
   {"C_ipc_write", (DL_FUNC)&C_ipc_write, 3},
   {"C_ipc_read", (DL_FUNC)&C_ipc_read, 1},

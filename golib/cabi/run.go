@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -191,8 +192,8 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	return succeed(doc, map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
 }
 
-// TsIsTransient applies the Go default retry rule to one response, so that a test can check that
-// llm_is_transient() in R agrees with it.
+// TsIsTransient applies the engine's retry rule to one response: llm_is_transient() in R is this
+// rule, so that a user's predicate and the engine's default agree.
 //
 //export TsIsTransient
 func TsIsTransient(httpStatus C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t, doc **C.char) (status C.int) {
@@ -203,7 +204,7 @@ func TsIsTransient(httpStatus C.int, headers *C.char, body unsafe.Pointer, bodyL
 	}
 	header := http.Header{}
 	for k, v := range h {
-		header.Set(k, v)
+		header.Set(k, strings.TrimSpace(v))
 	}
 	return succeed(doc, map[string]bool{"transient": provider.IsTransient(int(httpStatus), header, goBytes(body, bodyLen))})
 }

@@ -148,18 +148,7 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		active = defaultMaxActive(opts)
 	}
 	r.sem = semaphore.NewWeighted(int64(active))
-	r.transport = &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        active,
-		MaxIdleConnsPerHost: active,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 15 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}
-	r.client = resty.New().SetTransport(r.transport).
-		SetTimeout(time.Duration(opts.Timeout * float64(time.Second))).
-		SetRetryCount(0)
+	r.client, r.transport = newClient(seconds(opts.Timeout), active)
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.carryGiven(given)
 	if err := r.openStore(recs, given); err != nil {

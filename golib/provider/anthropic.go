@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -21,8 +21,33 @@ const (
 	toolInstructionFmt = "Answer only by calling the function %s, exactly once."
 )
 
+var anthropicDescriptor = Descriptor{
+	Protocol: "anthropic", Letter: "b", Label: "provider B",
+	DefaultURL: "https://api.anthropic.com", DefaultModel: "claude-haiku-5-5", Path: anthropicPath,
+	KeyVar: "PROVIDER_B_API_KEY", ToolFormat: "messages",
+	Rate: RateHeaders{
+		Requests: RateKind{Limit: []string{"anthropic-ratelimit-requests-limit"},
+			Remaining: []string{"anthropic-ratelimit-requests-remaining"}, Reset: []string{"anthropic-ratelimit-requests-reset"}},
+		// Where the server sends no combined token limit, the input-token one.
+		Tokens: RateKind{Limit: []string{"anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-input-tokens-limit"},
+			Remaining: []string{"anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-input-tokens-remaining"},
+			Reset:     []string{"anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-input-tokens-reset"}},
+		Others: []RateKind{{Remaining: []string{"anthropic-ratelimit-output-tokens-remaining"},
+			Reset: []string{"anthropic-ratelimit-output-tokens-reset"}}},
+		ResetFormat: "rfc3339",
+	},
+	ModelFields:   []string{"reasoning_effort", "thinking", "forced_tool", "price_in", "price_cached_in", "price_cache_write", "price_out"},
+	SettingFields: []string{"reasoning_effort", "thinking", "forced_tool", "allowance_effort"},
+	Policy:        anthropicPolicy,
+	Probe: func(model string, _ *ModelRule) any {
+		return map[string]any{"model": model, "max_tokens": 16, "messages": probeMessages}
+	},
+}
+
 func init() {
-	Register(Descriptor{Protocol: "anthropic", Letter: "b", New: newAnthropic})
+	// Set here, not in the literal: the adapter reads its descriptor.
+	anthropicDescriptor.New = newAnthropic
+	Register(anthropicDescriptor)
 }
 
 type anthropic struct {
@@ -41,7 +66,7 @@ type anthropicTool struct {
 }
 
 func newAnthropic(s Settings) (Adapter, error) {
-	a := &anthropic{s: s, url: anthropicEndpoint(s.URL)}
+	a := &anthropic{s: s, url: anthropicDescriptor.Endpoint(s.URL)}
 	if !s.HasCustomTools() {
 		strict := true
 		a.builtin = true
@@ -65,16 +90,6 @@ func newAnthropic(s Settings) (Adapter, error) {
 	}
 	a.toolsJSON, _ = json.Marshal(raw)
 	return a, nil
-}
-
-// anthropicEndpoint appends the Messages path to a base URL; a URL that already ends in it is
-// used as it is.
-func anthropicEndpoint(base string) string {
-	base = strings.TrimRight(base, "/")
-	if strings.HasSuffix(base, anthropicPath) {
-		return base
-	}
-	return base + anthropicPath
 }
 
 func (a *anthropic) Endpoint() string     { return a.url }
@@ -195,15 +210,78 @@ func (a *anthropic) Stop(status int, h http.Header, body []byte) (Stop, bool) {
 
 // ResetWait reads the RFC 3339 reset time of an exhausted allowance.
 func (a *anthropic) ResetWait(h http.Header, now time.Time) (time.Duration, bool) {
-	for _, kind := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
-		if h.Get("anthropic-ratelimit-"+kind+"-remaining") != "0" {
-			continue
+	return anthropicDescriptor.Rate.ResetWait(h, now)
+}
+
+// anthropicPolicy chooses, per model, the request that yields exactly one tool call
+// (providers.md 0.2):
+//   - effort: output_config.effort. "none" (thinking off) is sent as "low", the least effort; a
+//     model without the field (Haiku 4.5) gets none, and an explicit effort other than "none" is
+//     an error; an explicit effort the model does not take is an error, the default is then left
+//     out.
+//   - thinking: "disabled" when the model can turn thinking off at that effort and either "none"
+//     was asked or the built-in tool is forced; otherwise left out (the model's default).
+//   - forced tool: the built-in tool is forced when the model accepts a forced tool choice and
+//     thinking is off (forced tool use and thinking do not mix). Otherwise the model is asked to
+//     call it (Body), and an answer without the call is retried.
+//
+// "none" for a model that cannot turn thinking off is an error. A model without rules gets only
+// what was given: an effort other than "none" is sent, and then the tool is not forced (the model
+// may think); "none" is sent as thinking "disabled".
+func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
+	given := a.Given.ReasoningEffort
+	none := a.ReasoningEffort == "none"
+	if m.Rules == nil {
+		var s ModelSettings
+		if given && !none {
+			s.ReasoningEffort = str(a.ReasoningEffort)
 		}
-		if t, err := time.Parse(time.RFC3339, h.Get("anthropic-ratelimit-"+kind+"-reset")); err == nil {
-			if d := t.Sub(now); d > 0 {
-				return d, true
-			}
+		if given && none {
+			s.Thinking = str("disabled")
+		}
+		s.ForcedTool = boolp(a.Builtin && s.ReasoningEffort == nil)
+		s.AllowanceEffort = s.ReasoningEffort
+		return s, nil
+	}
+	r := m.Rules
+	values := splitValues(r.ReasoningValues)
+	var effort *string
+	switch {
+	case !r.AcceptsReasoningField:
+		if given && !none {
+			return ModelSettings{}, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+				fmt.Sprintf("Model %q does not take a reasoning effort (output_config.effort).", m.Name),
+				"Leave `reasoning_effort` out or set it to \"none\" for this model, or screen it in a separate call.")
+		}
+	case none:
+		effort = str("low")
+	case slices.Contains(values, a.ReasoningEffort):
+		effort = str(a.ReasoningEffort)
+	case given:
+		takes := values
+		if r.CanDisableThinking {
+			takes = append([]string{"none"}, values...)
+		}
+		return ModelSettings{}, effortNotTaken(m.Name, a.ReasoningEffort, takes)
+	}
+	canOff := r.CanDisableThinking && (effort == nil || slices.Contains(splitValues(r.ThinkingOffEfforts), *effort))
+	if none && r.ThinkingDefaultOn && !canOff {
+		return ModelSettings{}, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+			fmt.Sprintf("Model %q cannot turn thinking off, so it does not take `reasoning_effort = \"none\"`.", m.Name),
+			`Use "low", the least effort, or a model that can, e.g. "claude-haiku-5-5".`)
+	}
+	wantForced := a.Builtin && r.ForcedToolOK
+	s := ModelSettings{ReasoningEffort: effort}
+	if canOff && (none || wantForced) {
+		s.Thinking = str("disabled")
+	}
+	thinkingOff := s.Thinking != nil || !r.ThinkingDefaultOn
+	s.ForcedTool = boolp(wantForced && thinkingOff)
+	if !thinkingOff {
+		s.AllowanceEffort = effort
+		if effort == nil {
+			s.AllowanceEffort = str("high")
 		}
 	}
-	return 0, false
+	return s, nil
 }

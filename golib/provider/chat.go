@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -16,20 +17,16 @@ import (
 
 // dialect is what a chat-completions provider names or does differently.
 type dialect struct {
+	descriptor *Descriptor
 	// seedField is the body field of the seed ("seed" for OpenAI, "random_seed" for Mistral).
 	seedField string
 	// sendVerbosity is false for providers without a verbosity field.
 	sendVerbosity bool
-	// toolChoiceWords are the string values tool_choice takes as they are; any other string names
-	// a function.
-	toolChoiceWords map[string]bool
 	// finishFailures maps finish reasons to whether the reply is worth asking again (true: a
 	// failed attempt, retried like a transient error; false: an unusable answer).
 	finishFailures map[string]bool
 	// errorMessage reads the provider's error body.
 	errorMessage func(status int, body []byte) string
-	// resetWait reads the provider's rate-limit reset headers, when it has them.
-	resetWait func(h http.Header, now time.Time) (time.Duration, bool)
 }
 
 type chat struct {
@@ -97,7 +94,7 @@ func (a *chat) userToolChoice(choice json.RawMessage) json.RawMessage {
 	if json.Unmarshal(choice, &s) != nil {
 		return choice
 	}
-	if a.d.toolChoiceWords[s] {
+	if slices.Contains(a.d.descriptor.ToolChoiceWords, s) {
 		return choice
 	}
 	return namedFunctionChoice(s)
@@ -198,10 +195,7 @@ func (a *chat) Parse(body []byte) (Reply, error) {
 func (a *chat) ErrorMessage(status int, body []byte) string { return a.d.errorMessage(status, body) }
 
 func (a *chat) ResetWait(h http.Header, now time.Time) (time.Duration, bool) {
-	if a.d.resetWait == nil {
-		return 0, false
-	}
-	return a.d.resetWait(h, now)
+	return a.d.descriptor.Rate.ResetWait(h, now)
 }
 
 // bearerStop is the run-stop rule of the bearer-key providers: a refused key or access, or a 429

@@ -102,6 +102,9 @@ func New(name string, s Settings) (Adapter, error) {
 	return d.New(s)
 }
 
+// probeMessages is the question of the smallest request (rate_limits_per_minute()).
+var probeMessages = []map[string]string{{"role": "user", "content": "Reply with OK."}}
+
 // mergeBody writes fields in order and lets the user's extra fields override ours.
 func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
 	buf := make([]byte, 0, 1024)
