@@ -16,9 +16,18 @@ go_call <- function(entry, ..., simplify = TRUE, call = rlang::caller_env()) {
   )
 }
 
-# Go's error document as an R error of its class (and "tabscreen_error").
+# Go's error document as an R error of its classes (and "tabscreen_error"). An error about an
+# argument (a model's policy refusing a value) carries the argument and message bullets, and is
+# raised as the argument errors of R/check-args.R are.
 abort_go_error <- function(err, call) {
-  class <- err$class %||% "tabscreen_error_internal"
+  class <- unlist(err$class) %||% "tabscreen_error_internal"
+  if (!is.null(err$bullets)) {
+    text <- vapply(err$bullets, function(b) b$text, character(1))
+    names(text) <- vapply(err$bullets, function(b) b$kind, character(1))
+    # Go's text is plain: its braces must not be read as cli markup.
+    text[] <- gsub("}", "}}", gsub("{", "{{", text, fixed = TRUE), fixed = TRUE)
+    abort_arg(text, class = class, arg = err$arg, call = call)
+  }
   message <- err$message %||% "the Go core returned an error without a message"
   # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
   rlang::abort(c(message, store_error_hint(class)), class = unique(c(class, "tabscreen_error")), call = call)

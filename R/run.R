@@ -190,14 +190,6 @@ price_rows <- function(rows) {
   rows[c("promptid", "model", "iterations", prices)]
 }
 
-# The Go default retry rule applied to an httr2 response (tests compare it with llm_is_transient()).
-go_is_transient <- function(resp) {
-  headers <- lapply(resp$headers, function(v) paste(v, collapse = ", "))
-  if (length(headers) == 0) headers <- structure(list(), names = character())
-  out <- go_call(C_is_transient, as.integer(resp$status_code), as.character(to_json(headers)), resp$body %||% raw())
-  out$meta$transient
-}
-
 # The concurrency cap: option tabscreen.max_active, else a default the engine derives from rpm
 # (about two seconds of requests in flight, between 4 and 256).
 engine_max_active <- function() {

@@ -28,7 +28,8 @@ screening_records <- function(data, studyid, title, abstract, call) {
   check_studyid(ids, studyid_col %||% "studyid", call = call)
   titles <- text_column(data[[title_col]], title_col, "title", ids, call = call)
   abstracts <- text_column(data[[abstract_col]], abstract_col, "abstract", ids, call = call)
-  blank <- list(title = is_blank_field(titles), abstract = is_blank_field(abstracts))
+  fields <- field_table(list(title = titles, abstract = abstracts), call = call)
+  blank <- list(title = fields$title_blank, abstract = fields$abstract_blank)
   if (all(blank$title & blank$abstract)) {
     abort_arg(
       c("Every record of {.arg data} has a blank title and a blank abstract: there is nothing to screen.",
@@ -45,13 +46,9 @@ screening_records <- function(data, studyid, title, abstract, call) {
     ids = ids,
     titles = titles,
     abstracts = abstracts,
-    blank = blank
+    blank = blank,
+    chars = sum(as.numeric(fields$title_chars), as.numeric(fields$abstract_chars))
   )
-}
-
-# The records as the engine and the price estimate see them.
-engine_records <- function(rec) {
-  data.frame(title = rec$titles, abstract = rec$abstracts, stringsAsFactors = FALSE)
 }
 
 # The logical flags every operation checks first.
@@ -101,18 +98,16 @@ check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
   api_key
 }
 
-# The "models" entries of the run options: name, reps and rpm, the settings named in `fields`
-# (from the provider's model_settings*()), and the prices (price_cache_write for provider B).
-model_options <- function(models, settings, reps, rpm, fields = c("reasoning_effort", "verbosity", "send_top_p"),
-                          cache_write = FALSE) {
+# The "models" entries of the run options: name, reps and rpm, then the fields the registry names
+# for the provider (model_fields): the request settings its policy decided (model_settings()) and
+# the prices.
+model_options <- function(provider, models, settings, reps, rpm) {
+  fields <- unlist(provider_info(provider)$model_fields)
   lapply(seq_len(nrow(models)), function(i) {
-    c(
-      list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]),
-      settings[[i]][fields],
-      list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i]),
-      if (cache_write) list(price_cache_write = models$price_cache_write[i]),
-      list(price_out = models$price_out[i])
-    )
+    prices <- list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i],
+      price_cache_write = models$price_cache_write[i], price_out = models$price_out[i])
+    values <- c(settings[[i]], prices)
+    c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields])
   })
 }
 
