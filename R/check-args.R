@@ -281,12 +281,13 @@ check_cutoffs <- function(upper, lower, call = rlang::caller_env()) {
   invisible()
 }
 
-# The effective cut-offs of spec section 3: upper 0.1 by default, lower = upper by default, and the
-# lower one is ignored while the upper one is 0.1 or below.
+# The effective cut-offs of spec section 3 (screen.EffectiveCutoffs in the Go core): upper 0.1 by
+# default, lower = upper by default, and the lower one is ignored while the upper one is 0.1 or
+# below.
 effective_cutoffs <- function(upper, lower) {
-  upper <- if (is.null(upper)) 0.1 else upper
-  lower <- if (is.null(lower) || upper <= 0.1) upper else lower
-  list(upper = upper, lower = lower)
+  request <- list(op = "cutoffs", incl_cutoff_upper = upper, incl_cutoff_lower = lower)
+  cut <- go_call(C_preflight, as.character(to_json(request)), NULL)$meta
+  list(upper = cut$upper, lower = cut$lower)
 }
 
 # tools: NULL, a list of function tools in the provider's format, or their JSON text. The

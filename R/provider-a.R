@@ -388,7 +388,7 @@ check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
   }
   parsed <- parse_tools(tools, tool_format$chat, call = call)
   names <- parsed$names
-  modes <- c("auto", "none", "required")
+  modes <- unlist(provider_info("a")$tool_choice_words)
   fix <- c("i" = "Give one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list in provider A's {.field tool_choice} format, e.g. {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))}.")
   if (is.null(tool_choice)) {
     tool_choice <- "auto"

@@ -238,7 +238,7 @@ check_tools_c <- function(tools, tool_choice, call = rlang::caller_env()) {
   }
   parsed <- parse_tools(tools, tool_format$chat, call = call)
   names <- parsed$names
-  modes <- c("auto", "none", "any", "required")
+  modes <- unlist(provider_info("c")$tool_choice_words)
   fix <- c(
     "i" = "Give one of {.val {modes}}, or {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))} to force one of the {.arg tools} ({.val {names}}).",
     "i" = "Leave it {.code NULL} for {.val auto}."

@@ -28,17 +28,19 @@ func TsProviders(doc **C.char) (status C.int) {
 }
 
 type preflightRequest struct {
-	Op       string                 `json:"op"` // fields, settings, estimate
+	Op       string                 `json:"op"` // fields, settings, estimate, cutoffs
 	Provider string                 `json:"provider"`
 	Models   []provider.PolicyModel `json:"models"`
 	Args     provider.PolicyArgs    `json:"args"`
 	Estimate screen.EstimateInput   `json:"estimate"`
+	Upper    *float64               `json:"incl_cutoff_upper"`
+	Lower    *float64               `json:"incl_cutoff_lower"`
 }
 
 // TsPreflight answers what R asks before a run, with the rules that the run itself applies:
 // "fields" (a table of text columns in (in, inLen); for each column X, X_blank and X_chars in
-// *out), "settings" (each model's request fields, or the argument error of a model) and
-// "estimate" (the pre-run price estimate).
+// *out), "settings" (each model's request fields, or the argument error of a model), "estimate"
+// (the pre-run price estimate) and "cutoffs" (the effective inclusion cut-offs of spec section 3).
 //
 //export TsPreflight
 func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
@@ -83,6 +85,9 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 		return succeed(doc, map[string]any{"settings": out})
 	case "estimate":
 		return succeed(doc, map[string]any{"estimate": screen.Estimate(req.Estimate)})
+	case "cutoffs":
+		c := screen.EffectiveCutoffs(req.Upper, req.Lower)
+		return succeed(doc, map[string]float64{"upper": c.Upper, "lower": c.Lower})
 	}
 	return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown preflight operation %q", req.Op))
 }

@@ -13,7 +13,7 @@ import (
 var openAIDescriptor = Descriptor{
 	Protocol: "openai", Letter: "a", Label: "provider A",
 	DefaultURL: "https://api.openai.com/v1/chat/completions", DefaultModel: "gpt-6-luna",
-	KeyVar: "PROVIDER_A_API_KEY", ToolFormat: "chat", ToolChoiceWords: []string{"none", "auto", "required"},
+	KeyVar: "PROVIDER_A_API_KEY", ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "required"},
 	Rate: RateHeaders{
 		Requests: RateKind{Limit: []string{"x-ratelimit-limit-requests"}, Remaining: []string{"x-ratelimit-remaining-requests"},
 			Reset: []string{"x-ratelimit-reset-requests"}},
