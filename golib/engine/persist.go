@@ -103,7 +103,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		models[i] = m.Name
 	}
 	session, err := st.Claim(store.RunSpec{
-		Fingerprint: fp, Provider: r.opts.Provider, Endpoint: r.adapter.Endpoint(), Models: models,
+		Fingerprint: fp, Provider: r.opts.Provider, Endpoint: r.descriptor.Endpoint(r.opts.APIURL), Models: models,
 		Prompts: len(r.opts.Prompts), Records: r.records, Jobs: len(r.jobs), Settings: r.storedSettings(),
 		RunID: so.RunID, Reuse: so.Reuse,
 	})

@@ -19,34 +19,36 @@ type ProbeError struct {
 func (e *ProbeError) Error() string { return e.Message }
 
 // Probe sends a provider's smallest request to a model and reads the rate-limit headers of the
-// answer (rate_limits_per_minute()), through the adapter and the run's HTTP client.
+// answer (rate_limits_per_minute()), through the adapter and the run's HTTP client: the request of
+// a call, with the probe's body; a refusal classed as a run would class it.
 func Probe(ctx context.Context, d provider.Descriptor, apiURL, model string, rules *provider.ModelRule, apiKey string) (provider.RateInfo, error) {
-	adapter, err := d.New(provider.Settings{URL: apiURL, Role: "user"})
+	adapter, err := d.New(provider.Settings{URL: apiURL, Role: "user", APIKey: apiKey})
 	if err != nil {
 		return provider.RateInfo{}, err
 	}
-	body, err := json.Marshal(d.Probe(model, rules))
+	req, err := adapter.Request(&provider.Call{Model: &provider.Model{Name: model, ForcedTool: true}})
 	if err != nil {
+		return provider.RateInfo{}, err
+	}
+	if req.Body, err = json.Marshal(d.Probe(model, rules)); err != nil {
 		return provider.RateInfo{}, err
 	}
 	client, transport := newClient(60*time.Second, 1)
 	defer transport.CloseIdleConnections()
-	req := client.R().SetContext(ctx).SetBody(body)
-	for k, v := range adapter.Headers(apiKey) {
-		req.SetHeader(k, v[0])
-	}
-	resp, err := req.Post(adapter.Endpoint())
+	resp, err := client.R().SetContext(ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
 	if err != nil {
 		return provider.RateInfo{}, &ProbeError{Class: "tabscreen_error_http",
-			Message: fmt.Sprintf("Could not reach %s: %s", adapter.Endpoint(), errorText(err))}
+			Message: fmt.Sprintf("Could not reach %s: %s", req.URL, errorText(err))}
 	}
-	status, h, b := resp.StatusCode(), resp.Header(), resp.Body()
-	if status != 200 {
-		message := fmt.Sprintf("The request for model %q failed with HTTP status %d: %s", model, status, adapter.ErrorMessage(status, b))
-		if stop, ok := adapter.Stop(status, h, b); ok {
-			return provider.RateInfo{}, &ProbeError{Class: stop.Class, Message: message, Status: status}
+	now := time.Now()
+	if status := resp.StatusCode(); status != 200 {
+		f := adapter.Classify(provider.Response{Status: status, Header: resp.Header(), Body: resp.Body()}, now)
+		class := "tabscreen_error_http"
+		if f.Verdict == provider.StopRun {
+			class = f.Class
 		}
-		return provider.RateInfo{}, &ProbeError{Class: "tabscreen_error_http", Message: message, Status: status}
+		return provider.RateInfo{}, &ProbeError{Class: class, Status: status,
+			Message: fmt.Sprintf("The request for model %q failed with HTTP status %d: %s", model, status, f.Message)}
 	}
-	return d.Rate.Read(h), nil
+	return adapter.RateState(resp.Header(), now).Info, nil
 }

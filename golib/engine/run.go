@@ -39,17 +39,16 @@ func (e *stopError) Error() string { return e.Message }
 
 // Run is one screening in progress.
 type Run struct {
-	clock     clock.Clock
-	opts      *Options
-	custom    bool // the user's tools: their calls' arguments are kept
-	adapter   provider.Adapter
-	headers   map[string]string
-	client    *resty.Client
-	transport *http.Transport
-	models    []*provider.Model
-	prices    []screen.Prices
-	pacers    []*pacer
-	sem       *semaphore.Weighted
+	clock      clock.Clock
+	opts       *Options
+	descriptor provider.Descriptor
+	adapter    provider.Adapter
+	client     *resty.Client
+	transport  *http.Transport
+	models     []*provider.Model
+	prices     []screen.Prices
+	pacers     []*pacer
+	sem        *semaphore.Weighted
 
 	records     int
 	questions   []string // prompt-major: questions[p*records+r]
@@ -118,19 +117,20 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 	if len(recs.Abstracts) != len(recs.Titles) || (recs.StudyIDs != nil && len(recs.StudyIDs) != len(recs.Titles)) {
 		return nil, fmt.Errorf("the records' columns differ in length")
 	}
+	descriptor, ok := provider.Lookup(opts.Provider)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q", opts.Provider)
+	}
 	settings := opts.settings()
-	adapter, err := provider.New(opts.Provider, settings)
+	settings.APIKey = apiKey
+	adapter, err := descriptor.New(settings)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{clock: clock.Real(), opts: opts, custom: settings.HasCustomTools(), adapter: adapter, callbacks: newCallbackQueue(),
+	r := &Run{clock: clock.Real(), descriptor: descriptor, opts: opts, adapter: adapter, callbacks: newCallbackQueue(),
 		finished: make(chan struct{})}
 	for _, w := range with {
 		w(r)
-	}
-	r.headers = make(map[string]string)
-	for k, v := range adapter.Headers(apiKey) {
-		r.headers[k] = v[0]
 	}
 	r.prepareRecords(recs.Titles, recs.Abstracts, recs.TitleValid, recs.AbstractValid)
 	var given map[jobID]*JobKey

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
-	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -47,13 +45,15 @@ func (r *Run) work(i int) {
 	r.persist(i, t.request, t.last, t.retried)
 }
 
-// runJob runs one job to its end: an answer, or a failure with its reason.
+// runJob runs one job to its end: an answer, or a failure with its reason. The adapter builds
+// the request and classifies every response; this loop owns the waits, the retries and the
+// user's R policies.
 func (r *Run) runJob(i int, t *jobTrace) {
 	j := r.jobs[i]
 	res := &r.results[i]
 	call := r.call(j)
-	body, err := r.adapter.Body(call)
-	t.request = body
+	req, err := r.adapter.Request(call)
+	t.request = req.Body
 	if err != nil {
 		r.fail(res, "the request body could not be built: "+err.Error())
 		return
@@ -71,82 +71,65 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		}
 		tries++
 		res.attempts++
-		a := r.send(body)
+		a := r.send(req)
 		t.last = a
 		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
 		if a.err != nil && r.ctx.Err() != nil {
 			r.fail(res, "interrupted: "+r.causeText())
 			return
 		}
-		var reason string
+		var f provider.Failure
 		switch {
-		case a.err == nil && a.status >= 200 && a.status < 300:
-			reply, problem := r.adapter.Parse(a.body)
-			res.billed.Add(reply.Usage)
-			var d screen.Decision
-			if problem == nil {
-				d, problem = screen.ReadDecision(reply.Args, reply.Tool)
-			}
-			if problem == nil {
-				r.succeed(res, d, reply, a, first)
-				return
-			}
-			if failedAttempt(problem, call.Model) {
-				reason = problem.Error()
-				break
-			}
-			msg, allowed := r.retryAllowed(tries, first, 0)
-			if reasks < maxReasks && allowed {
-				r.note(t, a, res.attempts, "re-asked: "+problem.Error())
-				reasks++
-				r.retries.Add(1)
-				continue
-			}
-			r.fail(res, fmt.Sprintf("no usable answer in %s: %v%s", count(reasks+1, "reply", "replies"), problem, msg))
-			return
 		case a.err != nil:
-			reason = errorText(a.err)
+			f = provider.Failure{Verdict: provider.Retry, Message: errorText(a.err)}
+		case a.status >= 200 && a.status < 300:
+			out := r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+			res.billed.Add(out.Usage)
+			if out.Failure == nil {
+				r.succeed(res, out, a, first)
+				return
+			}
+			f = *out.Failure
+			if f.Verdict == provider.Reask {
+				msg, allowed := r.retryAllowed(tries, first, 0)
+				if reasks < maxReasks && allowed {
+					r.note(t, a, res.attempts, "re-asked: "+f.Message)
+					reasks++
+					r.retries.Add(1)
+					continue
+				}
+				r.fail(res, fmt.Sprintf("no usable answer in %s: %s%s", count(reasks+1, "reply", "replies"), f.Message, msg))
+				return
+			}
 		default:
-			if stop, ok := r.adapter.Stop(a.status, a.headers, a.body); ok {
-				r.stopRun(stop)
-				r.fail(res, stop.Message)
+			f = r.adapter.Classify(provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+			if f.Verdict == provider.StopRun {
+				r.stopRun(provider.Stop{Class: f.Class, Message: f.Message})
+				r.fail(res, f.Message)
 				return
 			}
-			reason = r.adapter.ErrorMessage(a.status, a.body)
-			transient, err := r.isTransient(a)
-			if err != nil {
-				r.fail(res, reason)
-				return
-			}
-			if !transient {
-				r.fail(res, reason)
+			transient, err := r.isTransient(a, f)
+			if err != nil || !transient {
+				r.fail(res, f.Message)
 				return
 			}
 		}
-		wait, err := r.retryWait(a, tries, rng)
+		wait, err := r.retryWait(a, f, tries, rng)
 		if err != nil {
-			r.fail(res, reason)
+			r.fail(res, f.Message)
 			return
 		}
 		if msg, ok := r.retryAllowed(tries, first, wait); !ok {
-			r.fail(res, reason+msg)
+			r.fail(res, f.Message+msg)
 			return
 		}
 		r.retries.Add(1)
-		r.note(t, a, res.attempts, reason)
+		r.note(t, a, res.attempts, f.Message)
 		if err := r.sleep(wait); err != nil {
-			r.fail(res, reason+"; then "+r.causeText())
+			r.fail(res, f.Message+"; then "+r.causeText())
 			return
 		}
 	}
-}
-
-// failedAttempt tells the 200 replies that are retried like a transient failure, within
-// max_tries, rather than re-asked on the small budget: a failure the provider reports (Mistral's
-// finish_reason "error"), and a reply without the call from a model that cannot be forced to call.
-func failedAttempt(problem error, m *provider.Model) bool {
-	var fa *provider.FailedAttempt
-	return errors.As(problem, &fa) || (!m.ForcedTool && errors.Is(problem, provider.ErrNoToolCall))
 }
 
 func (r *Run) call(j job) *provider.Call {
@@ -180,11 +163,11 @@ func (r *Run) waitTurn(j job) error {
 	return r.pacers[j.model].wait(r.ctx)
 }
 
-func (r *Run) send(body []byte) attempt {
+func (r *Run) send(req provider.Request) attempt {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	start := r.clock.Now()
-	resp, err := r.client.R().SetContext(r.ctx).SetHeaders(r.headers).SetBody(body).Post(r.adapter.Endpoint())
+	resp, err := r.client.R().SetContext(r.ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
 	at := r.clock.Now()
 	a := attempt{took: at.Sub(start), at: at, err: err}
 	if err == nil {
@@ -193,9 +176,10 @@ func (r *Run) send(body []byte) attempt {
 	return a
 }
 
-func (r *Run) isTransient(a attempt) (bool, error) {
+// isTransient is the adapter's verdict, unless the user gave an is_transient function.
+func (r *Run) isTransient(a attempt, f provider.Failure) (bool, error) {
 	if !r.opts.Callbacks.IsTransient {
-		return provider.IsTransient(a.status, a.headers, a.body), nil
+		return f.Verdict == provider.Retry, nil
 	}
 	v, err := r.askR(&Callback{Kind: "is_transient", Status: a.status, Headers: headerMap(a.headers), Body: string(a.body)})
 	if err != nil || v == nil {
@@ -204,9 +188,10 @@ func (r *Run) isTransient(a attempt) (bool, error) {
 	return *v != 0, nil
 }
 
-// retryWait is the server's wait when it gave one (through `after` when that is an R
-// function), else the backoff. A rate-limit wait pauses the whole run, not just this job.
-func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration, error) {
+// retryWait is the server's wait when it gave one (the adapter reads it; through `after` when
+// that is an R function), else the backoff. A rate-limit wait pauses the whole run, not just this
+// job.
+func (r *Run) retryWait(a attempt, f provider.Failure, failures int, rng *rand.Rand) (time.Duration, error) {
 	var wait time.Duration
 	found := false
 	if a.err == nil {
@@ -216,13 +201,10 @@ func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration,
 				return 0, err
 			}
 			if v != nil {
-				wait, found = capWait(seconds(*v)), true
+				wait, found = provider.CapWait(seconds(*v)), true
 			}
 		} else {
-			wait, found = retryAfter(a.headers, a.at)
-			if !found && a.status == http.StatusTooManyRequests {
-				wait, found = r.adapter.ResetWait(a.headers, a.at)
-			}
+			wait, found = f.Wait, f.HasWait
 		}
 		if found && a.status == http.StatusTooManyRequests {
 			r.pause(wait)
@@ -237,7 +219,7 @@ func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration,
 			return 0, err
 		}
 		if v != nil {
-			return capWait(seconds(*v)), nil
+			return provider.CapWait(seconds(*v)), nil
 		}
 	}
 	return defaultBackoff(failures, rng), nil
@@ -296,12 +278,9 @@ func (r *Run) sleepCtx(d time.Duration) error { return clock.Sleep(r.ctx, r.cloc
 
 // succeed records an answer. Its run time is the whole job's, from the first attempt to this
 // answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
-func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt, first time.Time) {
-	if r.custom {
-		d.Arguments = string(reply.RawArgs)
-	}
-	res.decision, res.ok, res.done = d, true, true
-	res.usage, res.submodel = reply.Usage, reply.Submodel
+func (r *Run) succeed(res *result, out provider.Outcome, a attempt, first time.Time) {
+	res.decision, res.ok, res.done = out.Decision, true, true
+	res.usage, res.submodel = out.Usage, out.Submodel
 	res.runTime, res.date = a.at.Sub(first).Seconds(), a.at
 	r.answered.Add(1)
 	r.done.Add(1)

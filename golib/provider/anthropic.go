@@ -53,6 +53,7 @@ func init() {
 type anthropic struct {
 	s         Settings
 	url       string
+	header    http.Header
 	tools     []screen.Tool
 	toolsJSON json.RawMessage
 	builtin   bool
@@ -66,7 +67,10 @@ type anthropicTool struct {
 }
 
 func newAnthropic(s Settings) (Adapter, error) {
-	a := &anthropic{s: s, url: anthropicDescriptor.Endpoint(s.URL)}
+	a := &anthropic{s: s, url: anthropicDescriptor.Endpoint(s.URL), header: http.Header{}}
+	a.header.Set("x-api-key", s.APIKey)
+	a.header.Set("anthropic-version", anthropicVersion)
+	a.header.Set("content-type", "application/json")
 	if !s.HasCustomTools() {
 		strict := true
 		a.builtin = true
@@ -92,21 +96,19 @@ func newAnthropic(s Settings) (Adapter, error) {
 	return a, nil
 }
 
-func (a *anthropic) Endpoint() string     { return a.url }
-func (a *anthropic) Tools() []screen.Tool { return a.tools }
+func (a *anthropic) Protocol() string { return anthropicDescriptor.Protocol }
 
-func (a *anthropic) Headers(apiKey string) http.Header {
-	h := http.Header{}
-	h.Set("x-api-key", apiKey)
-	h.Set("anthropic-version", anthropicVersion)
-	h.Set("content-type", "application/json")
-	return h
+// Request posts to the Messages path of the base URL, the key in x-api-key. The header is shared
+// by every request of the run and never changed.
+func (a *anthropic) Request(c *Call) (Request, error) {
+	body, err := a.body(c)
+	return Request{URL: a.url, Header: a.header, Body: body}, err
 }
 
-// Body forces the built-in tool where the model allows it. A model that rejects forced tools
+// body forces the built-in tool where the model allows it. A model that rejects forced tools
 // gets tool_choice auto with an instruction in the top-level system field (the protocol has no
 // system role); its replies without the call are failed attempts. The protocol has no seed.
-func (a *anthropic) Body(c *Call) ([]byte, error) {
+func (a *anthropic) body(c *Call) ([]byte, error) {
 	maxTokens := a.s.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokensB
@@ -153,14 +155,18 @@ type anthropicResponse struct {
 // Parse selects content blocks by type, never by position. prompt_tokens is every input token,
 // cache reads and writes included; each is priced at its own rate. Thinking tokens are already
 // inside output_tokens.
-func (a *anthropic) Parse(body []byte) (Reply, error) {
+func (a *anthropic) Parse(c *Call, r Response, now time.Time) Outcome {
+	return retryWait(a.parse(c, r.Body), r, now)
+}
+
+func (a *anthropic) parse(c *Call, body []byte) Outcome {
 	var r anthropicResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return Reply{}, fmt.Errorf("the response is not valid JSON: %v", err)
+		return Outcome{Failure: reask(fmt.Errorf("the response is not valid JSON: %v", err))}
 	}
-	reply := Reply{Submodel: r.Model}
+	o := Outcome{Submodel: r.Model}
 	if u := r.Usage; u != nil {
-		reply.Usage = screen.Usage{
+		o.Usage = screen.Usage{
 			Prompt:     u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
 			Cached:     u.CacheReadInputTokens,
 			CacheWrite: u.CacheCreationInputTokens,
@@ -171,18 +177,20 @@ func (a *anthropic) Parse(body []byte) (Reply, error) {
 		if block.Type != "tool_use" {
 			continue
 		}
-		if found, err := takeCall(&reply, a.tools, block.Name, block.Input); found {
-			return reply, err
+		if readCall(&o, a.tools, !a.builtin, block.Name, block.Input) {
+			return o
 		}
 	}
 	switch r.StopReason {
 	case "max_tokens", "refusal", "model_context_window_exceeded", "pause_turn":
-		return reply, fmt.Errorf("the answer stopped with stop_reason %q before calling the tool", r.StopReason)
+		o.Failure = reask(fmt.Errorf("the answer stopped with stop_reason %q before calling the tool", r.StopReason))
+		return o
 	}
-	return reply, ErrNoToolCall
+	o.Failure = noCall(c.Model)
+	return o
 }
 
-func (a *anthropic) ErrorMessage(status int, body []byte) string {
+func anthropicErrorMessage(status int, body []byte) string {
 	var e struct {
 		Error *struct {
 			Type    string `json:"type"`
@@ -195,22 +203,25 @@ func (a *anthropic) ErrorMessage(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
 
-// Stop: besides a refused key or access, a billing error (402) and a 429 without retry-after (a
-// monthly spend cap, not a rate limit) stop the run: no retry can succeed.
-func (a *anthropic) Stop(status int, h http.Header, body []byte) (Stop, bool) {
-	msg := a.ErrorMessage(status, body)
+// Classify: besides a refused key or access, a billing error (402) and a 429 without retry-after
+// (a monthly spend cap, not a rate limit) stop the run: no retry can succeed.
+func (a *anthropic) Classify(r Response, now time.Time) Failure {
+	msg := anthropicErrorMessage(r.Status, r.Body)
 	switch {
-	case status == http.StatusPaymentRequired:
-		return Stop{"tabscreen_error_quota", "the account cannot be billed (" + msg + ")"}, true
-	case status == http.StatusTooManyRequests && h.Get("retry-after") == "" && h.Get("retry-after-ms") == "":
-		return Stop{"tabscreen_error_quota", "the account's spend limit is reached (" + msg + ")"}, true
+	case r.Status == http.StatusPaymentRequired:
+		return stopped("tabscreen_error_quota", "the account cannot be billed ("+msg+")")
+	case r.Status == http.StatusTooManyRequests && r.Header.Get("retry-after") == "" && r.Header.Get("retry-after-ms") == "":
+		return stopped("tabscreen_error_quota", "the account's spend limit is reached ("+msg+")")
 	}
-	return bearerStop(status, h, body, msg)
+	if f, stop := bearerStop(r, msg); stop {
+		return f
+	}
+	return classify(anthropicDescriptor.Rate, r, now, msg)
 }
 
-// ResetWait reads the RFC 3339 reset time of an exhausted allowance.
-func (a *anthropic) ResetWait(h http.Header, now time.Time) (time.Duration, bool) {
-	return anthropicDescriptor.Rate.ResetWait(h, now)
+// RateState reads the RFC 3339 reset times of the allowances.
+func (a *anthropic) RateState(h http.Header, now time.Time) RateState {
+	return rateState(anthropicDescriptor.Rate, h, now)
 }
 
 // anthropicPolicy chooses, per model, the request that yields exactly one tool call

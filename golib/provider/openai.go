@@ -68,17 +68,6 @@ func openAIErrorMessage(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
 
-func snippet(body []byte) string {
-	const max = 200
-	if len(body) > max {
-		return string(body[:max]) + "..."
-	}
-	if len(body) == 0 {
-		return "(empty body)"
-	}
-	return string(body)
-}
-
 // openAIPolicy: recent reasoning models call tools on Chat Completions only with reasoning_effort
 // "none" (the default effort becomes "none", another explicit one is an error); models that are
 // not reasoning models get neither reasoning_effort nor verbosity; top_p goes only to models that

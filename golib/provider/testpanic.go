@@ -14,9 +14,9 @@ var PanicTest = Descriptor{Protocol: "test-panic", Letter: "test-panic", Hidden:
 
 type panicky struct{ Adapter }
 
-func (p panicky) Body(c *Call) ([]byte, error) {
+func (p panicky) Request(c *Call) (Request, error) {
 	if strings.Contains(c.Question, "PANIC") {
 		panic("adapter bug")
 	}
-	return p.Adapter.Body(c)
+	return p.Adapter.Request(c)
 }
