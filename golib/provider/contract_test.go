@@ -89,17 +89,17 @@ type responseCase struct {
 }
 
 type wantOutcome struct {
-	Verdict     string  `json:"verdict"` // answer, retry, reask, fail, stop
-	Class       string  `json:"class,omitempty"`
-	Message     string  `json:"message,omitempty"`
-	Decision    string  `json:"decision,omitempty"`
-	Description string  `json:"description,omitempty"`
-	Confidence  float64 `json:"confidence,omitempty"`
-	Arguments   string  `json:"arguments,omitempty"`
+	Verdict     string   `json:"verdict"` // answer, retry, reask, fail, stop
+	Class       string   `json:"class,omitempty"`
+	Message     string   `json:"message,omitempty"`
+	Decision    string   `json:"decision,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Confidence  float64  `json:"confidence,omitempty"`
+	Arguments   string   `json:"arguments,omitempty"`
 	Usage       [4]int64 `json:"usage"` // prompt, cached, cache write, completion
-	Submodel    string  `json:"submodel,omitempty"`
-	WaitSeconds float64 `json:"wait_seconds,omitempty"`
-	Pause       bool    `json:"pause,omitempty"`
+	Submodel    string   `json:"submodel,omitempty"`
+	WaitSeconds float64  `json:"wait_seconds,omitempty"`
+	Pause       bool     `json:"pause,omitempty"`
 }
 
 // mustCover are the cases every protocol's fixtures must hold.

@@ -85,12 +85,7 @@ func mistralErrorMessage(status int, body []byte) string {
 // model, to a model without rules only when given.
 func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 	if m.Rules == nil {
-		s := ModelSettings{SendTopP: boolp(a.Given.TopP)}
-		if a.Given.ReasoningEffort {
-			s.ReasoningEffort = str(a.ReasoningEffort)
-		}
-		s.AllowanceEffort = s.ReasoningEffort
-		return s, nil
+		return asGiven(a), nil
 	}
 	r := m.Rules
 	var effort *string

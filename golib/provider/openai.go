@@ -74,15 +74,7 @@ func openAIErrorMessage(status int, body []byte) string {
 // take it at their effort. A model without rules gets exactly what the user gave.
 func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 	if m.Rules == nil {
-		s := ModelSettings{SendTopP: boolp(a.Given.TopP)}
-		if a.Given.ReasoningEffort {
-			s.ReasoningEffort = str(a.ReasoningEffort)
-		}
-		if a.Given.Verbosity {
-			s.Verbosity = str(a.Verbosity)
-		}
-		s.AllowanceEffort = s.ReasoningEffort
-		return s, nil
+		return asGiven(a), nil
 	}
 	r := m.Rules
 	effort, err := openAIEffort(m.Name, r, a)

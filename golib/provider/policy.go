@@ -145,6 +145,20 @@ func (d Descriptor) SettingsJSON(s ModelSettings) (json.RawMessage, error) {
 	return append(buf, '}'), nil
 }
 
+// asGiven are the settings of a model without rules (a custom model, or one priced by the user):
+// exactly what the user gave, and top_p only when given. A provider without verbosity ignores it.
+func asGiven(a PolicyArgs) ModelSettings {
+	s := ModelSettings{SendTopP: boolp(a.Given.TopP)}
+	if a.Given.ReasoningEffort {
+		s.ReasoningEffort = str(a.ReasoningEffort)
+	}
+	if a.Given.Verbosity {
+		s.Verbosity = str(a.Verbosity)
+	}
+	s.AllowanceEffort = s.ReasoningEffort
+	return s
+}
+
 // quoted writes "a", "b" or "c" as R's cli does for a vector of values.
 func quoted(values []string, conj string) string {
 	q := make([]string, len(values))
