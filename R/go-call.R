@@ -1,6 +1,6 @@
 # The one way into the Go core. Every .Call entry into Go (src/bridge.c) returns
-# list(table, json, table2, status): Go's status code, its JSON document, and up to two tables
-# decoded from Arrow IPC. go_call() makes the call, raises Go's error as a classed R error when
+# list(table, json, table2, status, table3): Go's status code, its JSON document, and up to three
+# tables decoded from Arrow IPC. go_call() makes the call, raises Go's error as a classed R error when
 # the status says so (after C has freed Go's memory), and returns the decoded document and tables.
 
 go_call <- function(entry, ..., simplify = TRUE, call = rlang::caller_env()) {
@@ -12,7 +12,8 @@ go_call <- function(entry, ..., simplify = TRUE, call = rlang::caller_env()) {
   list(
     meta = from_json(out$json, simplify = simplify),
     table = if (!is.null(out$table)) ipc_decoded_to_df(out$table, call = call),
-    table2 = if (!is.null(out$table2)) ipc_decoded_to_df(out$table2, call = call)
+    table2 = if (!is.null(out$table2)) ipc_decoded_to_df(out$table2, call = call),
+    table3 = if (!is.null(out$table3)) ipc_decoded_to_df(out$table3, call = call)
   )
 }
 

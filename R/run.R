@@ -12,8 +12,10 @@ NULL
 # Starts a screening in Go and waits for it. See ARCHITECTURE.md for the tables and options.
 # On Ctrl-C the run is cancelled and this returns normally with meta$state == "cancelled": every
 # answer already received is kept, every other job is failed with its reason.
+# `merge`: NULL, or the engine columns of the rows of a result screen_errors() repairs, as an IPC
+# stream: the engine merges them into the rows and the aggregation it returns.
 run_engine <- function(records, options, api_key, callbacks = list(), progress = TRUE,
-                       messages = TRUE, call = rlang::caller_env()) {
+                       messages = TRUE, call = rlang::caller_env(), merge = NULL) {
   callbacks <- callbacks[!vapply(callbacks, is.null, logical(1))]
   options$r_callbacks <- list(
     is_transient = is.function(callbacks$is_transient),
@@ -51,11 +53,11 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   if (interrupted) go_call(C_run_cancel, handle, call = call)
   if (!is.null(bar)) cli::cli_progress_done(id = bar)
 
-  out <- go_call(C_run_result, handle, call = call)
+  out <- go_call(C_run_result, handle, merge, call = call)
   collected <- TRUE
   meta <- out$meta
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
-  list(answers = out$table, questions = out$table2, meta = meta)
+  list(answers = out$table, aggregated = out$table2, questions = out$table3, meta = meta)
 }
 
 # Says that a run resumes, takes a completed run's answers, or that an identical completed run exists.
@@ -77,7 +79,8 @@ inform_store <- function(store, messages) {
   invisible()
 }
 
-# Spec section 3 aggregation, computed by Go on an answers table.
+# Spec section 3 aggregation, computed by Go on an answers table (a screening aggregates its own
+# rows in Go; this is the rule applied to a table, for its tests).
 aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lower = NULL) {
   cols <- c("record", "promptid", "model", "top_p", "n", "decision_binary",
             "detailed_description", "confidence", "submodel")
@@ -101,7 +104,7 @@ aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lowe
 # finish it, so no goroutine or connection outlives the call.
 release_run <- function(handle) {
   go_call(C_run_cancel, handle)
-  try(go_call(C_run_result, handle), silent = TRUE)
+  try(go_call(C_run_result, handle, NULL), silent = TRUE)
   invisible()
 }
 

@@ -226,11 +226,17 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   engine_records <- data.frame(title = records$title, abstract = records$abstract,
     studyid = as.character(records$studyid), stringsAsFactors = FALSE)
   options$store <- run_store(arg_list, records, merge_into, call)
-  res <- run_engine(engine_records, options, api_key,
-    callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call)
   layout <- result_layout(arg_list)
+  # What the engine builds of the result: the aggregation, and what it merges of the result a call
+  # repairs (its prices here, its answered rows as a table).
+  options$result <- list(aggregate = layout$aggregate, incl_cutoff_upper = arg_list$incl_cutoff_upper,
+    incl_cutoff_lower = arg_list$incl_cutoff_lower,
+    price = if (!is.null(merge_into)) merge_price_rows(merge_into$price))
+  merge <- if (!is.null(merge_into) && nrow(merge_into$rows) > 0) df_to_ipc(engine_answers(merge_into$rows))
+  res <- run_engine(engine_records, options, api_key,
+    callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
   meta <- res$meta
-  rows <- job_rows(res$answers, res$questions, records, layout)
+  rows <- result_rows(res$answers, res$questions, records, layout, merge_into$rows)
   price <- price_data_rows(meta$price_data)
   spent <- price_data_rows(meta$price_data, spent = TRUE)
   # price_data is the whole run's; what this call sent and spent is said apart, as a resumed run's
@@ -243,16 +249,22 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   )
   run_date <- meta$run_date
   if (!is.null(merge_into)) {
-    rows <- rbind_job_rows(merge_into$rows, rows)
-    # The re-sent jobs' rows carry what the first call spent on them, which its price_data holds.
-    price <- add_prices(merge_into$price, spent)
     run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
     run_info$total <- nrow(rows)
     run_date <- merge_into$run_date %||% run_date
   }
-  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids)
+  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids, res$aggregated, meta$cutoffs)
   if (!is.null(meta$store)) attr(obj, "store") <- meta$store[c("path", "run_id", "fingerprint")]
   finish_run(obj, meta, call)
+}
+
+# The price_data of a result being repaired, as the engine adds to it (promptid for prompt).
+merge_price_rows <- function(price) {
+  if (is.null(price) || nrow(price) == 0) return(list())
+  lapply(seq_len(nrow(price)), function(i) {
+    list(promptid = as.integer(price$prompt[i]), model = price$model[i], iterations = as.integer(price$iterations[i]),
+      input_price_dollar = price$input_price_dollar[i], output_price_dollar = price$output_price_dollar[i])
+  })
 }
 
 # The store settings of a run: a new call's, or, for screen_errors(), the run of the result it
@@ -260,12 +272,13 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
 # are mapped back).
 run_store <- function(arg_list, records, merge_into, call) {
   settings <- store_settings(call)
-  if (is.null(settings) || is.null(merge_into)) return(settings)
+  if (is.null(merge_into)) return(settings)
   previous <- merge_into$store
   if (!is.null(previous$run_id)) {
     settings$path <- previous$path
     settings$run_id <- previous$run_id
     settings$fingerprint <- previous$fingerprint
+    settings$temporary <- FALSE
   }
   settings$record_index <- I(as.integer(records$index))
   settings

@@ -138,16 +138,20 @@ screen_store_delete <- function(run_id, store = NULL) {
   invisible(out$deleted)
 }
 
-# The store a screening writes into: NULL (off) or list(path, reuse).
+# The store a screening writes into: list(path, reuse, temporary). With the store off the run
+# still goes through one, the same path as ever, in a temporary file that the Go core removes
+# once the result is built: nothing is kept and nothing can be resumed.
 store_settings <- function(call = rlang::caller_env()) {
   path <- configured_store(call)
-  if (is.null(path)) return(NULL)
+  if (is.null(path)) {
+    return(list(path = tempfile("tabscreen-run-", fileext = ".sqlite"), reuse = FALSE, temporary = TRUE))
+  }
   reuse <- getOption("tabscreen.store_reuse", FALSE)
   if (!rlang::is_bool(reuse)) {
     tabscreen_abort("{.code options(tabscreen.store_reuse)} must be {.code TRUE} or {.code FALSE}.",
       class = "tabscreen_error_store", call = call)
   }
-  list(path = path, reuse = reuse)
+  list(path = path, reuse = reuse, temporary = FALSE)
 }
 
 # The path options(tabscreen.store) names, or NULL when the store is off.

@@ -3,8 +3,8 @@
  * (0 ok, else an error whose class and message the document holds), never by reading the
  * document. Every buffer Go returns is freed with TsFree, also when an R allocation fails
  * (R_ExecWithCleanup), so no Go memory leaks across an R error. Each entry returns
- * list(table, json, table2, status) (tables decoded, or NULL) and R (go_call()) raises the classed
- * error after this code has returned. */
+ * list(table, json, table2, status, table3) (tables decoded, or NULL) and R (go_call()) raises
+ * the classed error after this code has returned. */
 #include <R.h>
 #include <Rinternals.h>
 #include <string.h>
@@ -18,32 +18,39 @@
 typedef struct {
   int status;
   char *json;
-  void *buf[2];
-  size_t len[2];
+  void *buf[3];
+  size_t len[3];
 } go_out;
 
 static void go_out_free(void *data) {
   go_out *o = data;
   if (o->json) TsFree(o->json);
-  for (int i = 0; i < 2; i++)
-    if (o->buf[i]) TsFree(o->buf[i]);
   o->json = NULL;
-  o->buf[0] = o->buf[1] = NULL;
+  for (int i = 0; i < 3; i++) {
+    if (o->buf[i]) TsFree(o->buf[i]);
+    o->buf[i] = NULL;
+  }
 }
 
-/* Builds list(table, json, table2, status) from what Go returned, each table decoded straight
- * from Go's buffer as C_ipc_read returns it; runs under R_ExecWithCleanup. */
+/* Builds list(table, json, table2, status, table3) from what Go returned, each table decoded
+ * straight from Go's buffer as C_ipc_read returns it, and freed as soon as it is decoded; runs
+ * under R_ExecWithCleanup. */
 static SEXP wrap_out(void *data) {
   go_out *o = data;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4));
-  const char *nm[4] = {"table", "json", "table2", "status"};
-  for (int i = 0; i < 4; i++) SET_STRING_ELT(names, i, Rf_mkChar(nm[i]));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 5));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 5));
+  const char *nm[5] = {"table", "json", "table2", "status", "table3"};
+  const int slot[3] = {0, 2, 4};
+  for (int i = 0; i < 5; i++) SET_STRING_ELT(names, i, Rf_mkChar(nm[i]));
   Rf_setAttrib(out, R_NamesSymbol, names);
-  if (o->buf[0]) SET_VECTOR_ELT(out, 0, ts_ipc_read_list(o->buf[0], o->len[0]));
   SET_VECTOR_ELT(out, 1, Rf_ScalarString(Rf_mkCharCE(o->json ? o->json : "{}", CE_UTF8)));
-  if (o->buf[1]) SET_VECTOR_ELT(out, 2, ts_ipc_read_list(o->buf[1], o->len[1]));
   SET_VECTOR_ELT(out, 3, Rf_ScalarInteger(o->status));
+  for (int i = 0; i < 3; i++) {
+    if (!o->buf[i]) continue;
+    SET_VECTOR_ELT(out, slot[i], ts_ipc_read_list(o->buf[i], o->len[i]));
+    TsFree(o->buf[i]);
+    o->buf[i] = NULL;
+  }
   UNPROTECT(2);
   return out;
 }
@@ -101,10 +108,13 @@ SEXP C_run_cancel(SEXP handle) {
   return finish(&o);
 }
 
-SEXP C_run_result(SEXP handle) {
+/* merge: NULL, or an IPC stream of the rows of an earlier result to merge (screen_errors()). */
+SEXP C_run_result(SEXP handle, SEXP merge) {
   int64_t h = handle_arg(handle);
+  if (merge != R_NilValue) raw_arg(merge, "merge");
   go_out o = {0};
-  o.status = TsRunResult(h, &o.buf[0], &o.len[0], &o.buf[1], &o.len[1], &o.json);
+  o.status = TsRunResult(h, merge == R_NilValue ? NULL : RAW(merge), merge == R_NilValue ? 0 : (size_t)XLENGTH(merge),
+                         &o.buf[0], &o.len[0], &o.buf[1], &o.len[1], &o.buf[2], &o.len[2], &o.json);
   if (o.status == TS_OK) ts_leave_go();
   return finish(&o);
 }

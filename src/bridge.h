@@ -5,7 +5,7 @@ SEXP C_run_start(SEXP records, SEXP options, SEXP api_key);
 SEXP C_run_poll(SEXP handle);
 SEXP C_run_reply(SEXP handle, SEXP replies);
 SEXP C_run_cancel(SEXP handle);
-SEXP C_run_result(SEXP handle);
+SEXP C_run_result(SEXP handle, SEXP merge);
 SEXP C_aggregate(SEXP answers, SEXP options);
 SEXP C_is_transient(SEXP status, SEXP headers, SEXP body);
 SEXP C_store(SEXP request);

@@ -11,7 +11,7 @@ static const R_CallMethodDef call_methods[] = {
   {"C_run_poll", (DL_FUNC)&C_run_poll, 1},
   {"C_run_reply", (DL_FUNC)&C_run_reply, 2},
   {"C_run_cancel", (DL_FUNC)&C_run_cancel, 1},
-  {"C_run_result", (DL_FUNC)&C_run_result, 1},
+  {"C_run_result", (DL_FUNC)&C_run_result, 2},
   {"C_aggregate", (DL_FUNC)&C_aggregate, 2},
   {"C_is_transient", (DL_FUNC)&C_is_transient, 3},
   {"C_store", (DL_FUNC)&C_store, 1},

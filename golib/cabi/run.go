@@ -124,43 +124,64 @@ func TsRunCancel(handle C.int64_t) {
 	}
 }
 
-// TsRunResult waits for the run to end, hands over its tables and forgets the handle.
+// TsRunResult waits for the run to end, hands over its tables and forgets the handle: the rows
+// (this call's jobs, with the rows of an earlier result merged in when merge holds them), their
+// aggregation when the options ask for it, and the questions.
 //
 //export TsRunResult
-func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t,
+func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows *unsafe.Pointer, rowsLen *C.size_t,
+	aggregated *unsafe.Pointer, aggregatedLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t,
 	doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
-	*answers, *answersLen, *questions, *questionsLen = nil, 0, nil, 0
+	outs := []*unsafe.Pointer{rows, aggregated, questions}
+	lens := []*C.size_t{rowsLen, aggregatedLen, questionsLen}
+	for i := range outs {
+		*outs[i], *lens[i] = nil, 0
+	}
 	run, err := lookup(handle)
 	if err != nil {
 		return fail(doc, "tabscreen_error_handle", err)
 	}
 	run.Wait()
-	bulkGC(func() { err = resultTables(run, answers, answersLen, questions, questionsLen) })
-	if err != nil {
-		return fail(doc, "tabscreen_error_ipc", err)
+	var mergeTable *arrowio.Table
+	if mergeLen > 0 {
+		if mergeTable, err = arrowio.Decode(goBytes(merge, mergeLen)); err != nil {
+			return fail(doc, "tabscreen_error_ipc", err)
+		}
 	}
+	var tables []*arrowio.Table
+	bulkGC(func() {
+		var r, a *arrowio.Table
+		if r, a, err = run.Result(mergeTable); err == nil {
+			tables = []*arrowio.Table{r, a, run.Questions()}
+		}
+	})
+	if err != nil {
+		return storeErr(doc, err)
+	}
+	for i, t := range tables {
+		if t == nil {
+			continue
+		}
+		if err := cTable(t, outs[i], lens[i]); err != nil {
+			for k := 0; k < i; k++ {
+				C.free(*outs[k])
+				*outs[k], *lens[k] = nil, 0
+			}
+			return fail(doc, "tabscreen_error_ipc", err)
+		}
+	}
+	tables = nil
 	summary := run.Summarise()
+	if err := run.Release(); err != nil {
+		return fail(doc, "tabscreen_error_store", err)
+	}
 	runsMu.Lock()
 	delete(runs, int64(handle))
 	runsMu.Unlock()
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
 	return succeed(doc, summary)
-}
-
-// resultTables encodes the answers and questions tables into C memory; on failure nothing is
-// left allocated.
-func resultTables(run *engine.Run, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t) error {
-	if err := cTable(run.Answers(), answers, answersLen); err != nil {
-		return err
-	}
-	if err := cTable(run.Questions(), questions, questionsLen); err != nil {
-		C.free(*answers)
-		*answers, *answersLen = nil, 0
-		return err
-	}
-	return nil
 }
 
 type aggregateOptions struct {

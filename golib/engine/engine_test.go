@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabscreen/tabscreen/golib/arrowio"
 	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
@@ -109,7 +110,7 @@ func TestRunAnswersEveryJobInGridOrder(t *testing.T) {
 		o.Models = []ModelOptions{{Name: "zeta", Reps: 2, RPM: 600000}, {Name: "alpha", Reps: 1, RPM: 600000}}
 	})
 	r := runToEnd(t, o, 3)
-	a := r.Answers()
+	a := mustAnswers(t, r)
 	if a.NumRows != 2*(3*2+3*1) {
 		t.Fatalf("%d rows", a.NumRows)
 	}
@@ -342,7 +343,7 @@ func TestRerunOnlyListedJobs(t *testing.T) {
 		o.Models[0].Reps = 3
 		o.Jobs = []JobKey{{Record: 2, PromptID: 1, Model: "m", TopP: &one, N: 3}}
 	}), 4)
-	a := r.Answers()
+	a := mustAnswers(t, r)
 	rec, _ := a.Col("record")
 	n, _ := a.Col("n")
 	if a.NumRows != 1 || rec.I32[0] != 2 || n.I32[0] != 3 || fk.requests.Load() != 1 {
@@ -593,7 +594,7 @@ func TestTokensAddUpToThePrice(t *testing.T) {
 				o.Models[0].PriceIn, o.Models[0].PriceOut = &in, &out
 				o.Jobs = c.jobs
 			}), 1)
-			a := r.Answers()
+			a := mustAnswers(t, r)
 			pt, _ := a.Col("prompt_tokens")
 			ct, _ := a.Col("completion_tokens")
 			if pt.IsNull(0) {
@@ -641,7 +642,7 @@ func TestCustomToolArgumentsAreKept(t *testing.T) {
 					o.Tools = json.RawMessage(c.tools)
 				}
 			}), 1)
-			a := r.Answers()
+			a := mustAnswers(t, r)
 			args, _ := a.Col("tool_arguments")
 			desc, _ := a.Col("detailed_description")
 			if !r.results[0].ok || args.Str[0] != c.want || args.IsNull(0) == c.has || desc.Str[0] != c.description {
@@ -650,4 +651,13 @@ func TestCustomToolArgumentsAreKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustAnswers(t *testing.T, r *Run) *arrowio.Table {
+	t.Helper()
+	a, err := r.Answers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash"
+	"os"
 
 	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
@@ -24,6 +25,9 @@ type StoreOptions struct {
 	Fingerprint string `json:"fingerprint"`
 	// RecordIndex maps this call's records to their positions in the run (screen_errors()).
 	RecordIndex []int32 `json:"record_index"`
+	// Temporary: the store only carries this call's answers to its result (the user keeps no
+	// store); Release removes the file.
+	Temporary bool `json:"temporary"`
 }
 
 // StoreInfo tells R which run of which store the call wrote into.
@@ -46,7 +50,7 @@ func fingerprint(o *Options, recs Records) string {
 	decisive := *o
 	decisive.RPM, decisive.MaxTries, decisive.MaxSeconds = nil, nil, nil
 	decisive.Callbacks, decisive.MaxActive, decisive.Timeout = CallbackOptions{}, 0, 0
-	decisive.Jobs, decisive.Store = nil, nil
+	decisive.Jobs, decisive.Store, decisive.Result = nil, nil, nil
 	decisive.Models = make([]ModelOptions, len(o.Models))
 	for i, m := range o.Models {
 		m.RPM, m.PriceIn, m.PriceCachedIn, m.PriceCacheWrite, m.PriceOut = 0, nil, nil, nil, nil
@@ -120,8 +124,8 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		key := r.storeKey(j)
 		r.jobKeys[i] = key
 		if a, ok := session.Stored(key); ok {
-			r.results[i] = result{decision: a.Decision, ok: true, done: true, usage: a.Usage, carried: a.Billed,
-				submodel: a.Submodel, runTime: a.RunTime, date: a.ReceivedAt.Local(), attempts: a.Attempts}
+			r.results[i] = result{ok: true, done: true, stored: true, carried: a.Billed, runTime: a.RunTime,
+				date: a.ReceivedAt.Local(), attempts: a.Attempts}
 			r.answered.Add(1)
 			r.done.Add(1)
 			r.storeInfo.Stored++
@@ -129,6 +133,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		}
 		r.results[i].carried = storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)])
 	}
+	session.DropStored()
 	session.Start(func(err error) {
 		class := "tabscreen_error_store"
 		var se *store.Error
@@ -140,8 +145,15 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 			class = se.Class
 		}
 		r.stopRun(provider.Stop{Class: class, Message: err.Error()})
-	})
+	}, r.committed)
 	return nil
+}
+
+// committed drops from memory what the store now holds of these jobs.
+func (r *Run) committed(indices []int) {
+	for _, i := range indices {
+		r.results[i].stored, r.results[i].payload = true, nil
+	}
 }
 
 // storedOrGiven is what a failed job was billed before this call. A resumed call knows it from the
@@ -160,14 +172,16 @@ func storedOrGiven(stored screen.Usage, k *JobKey) screen.Usage {
 // them) but the per-job list of screen_errors() and the store's own settings.
 func (r *Run) storedSettings() []byte {
 	o := *r.opts
-	o.Jobs, o.Store = nil, nil
+	o.Jobs, o.Store, o.Result = nil, nil, nil
 	b, _ := json.Marshal(o)
 	return b
 }
 
+// recordInRun is a record's 1-based position in the run: in the user's data, also when a call
+// re-sends some records only (screen_errors(), whose record_index maps them).
 func (r *Run) recordInRun(record int32) int32 {
-	if idx := r.opts.Store.RecordIndex; idx != nil {
-		return idx[record]
+	if r.opts.Store != nil && r.opts.Store.RecordIndex != nil {
+		return r.opts.Store.RecordIndex[record]
 	}
 	return record + 1
 }
@@ -191,7 +205,7 @@ func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) 
 		return
 	}
 	j := r.jobs[i]
-	a := store.Answer{Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
+	a := store.Answer{Index: i, Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
 		Model: r.opts.Models[j.model].Name, N: j.n, Answered: res.ok, Decision: res.decision, Usage: res.usage,
 		Billed: res.spent(), Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
 		RunTime: res.runTime, Took: last.took.Seconds(), ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
@@ -229,5 +243,24 @@ func (r *Run) closeStore() {
 	}
 }
 
-// StoreInfo is nil when the run keeps no store.
-func (r *Run) StoreInfo() *StoreInfo { return r.storeInfo }
+// StoreInfo is nil when the run keeps no store of the user's.
+func (r *Run) StoreInfo() *StoreInfo {
+	if r.opts.Store != nil && r.opts.Store.Temporary {
+		return nil
+	}
+	return r.storeInfo
+}
+
+// Release removes a temporary store, once the result tables have been read from it.
+func (r *Run) Release() error {
+	if r.storeInfo == nil || !r.opts.Store.Temporary {
+		return nil
+	}
+	var first error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(r.storeInfo.Path + suffix); err != nil && !os.IsNotExist(err) && first == nil {
+			first = err
+		}
+	}
+	return first
+}

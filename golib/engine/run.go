@@ -75,18 +75,26 @@ type Run struct {
 	finished                                  chan struct{}
 }
 
-// result is the outcome of one job.
+// result is the outcome of one job. What the answer store holds of it (the decision, the
+// reason of a failure) is dropped once the store has committed it: the result tables read it
+// back from there, so that a large run does not keep every answer in memory.
 type result struct {
-	decision screen.Decision
 	ok, done bool
-	reason   string
-	usage    screen.Usage // of the answer
+	stored   bool // committed to the store; payload is nil
+	attempts int32
 	billed   screen.Usage // of every 200 reply of this call, re-asks included
 	carried  screen.Usage // billed by earlier calls of the run (the store, or screen_errors())
-	submodel string
-	runTime  float64 // seconds from the first attempt to the answer
+	runTime  float64      // seconds from the first attempt to the answer
 	date     time.Time
-	attempts int32
+	*payload
+}
+
+// payload is what a result holds until the store has it.
+type payload struct {
+	decision screen.Decision
+	usage    screen.Usage // of the answer
+	submodel string
+	reason   string
 }
 
 // spent is everything the job was billed, in this call and earlier ones: its token columns and
@@ -267,7 +275,7 @@ func (r *Run) closeUnfinished() {
 	reason := "not sent: " + r.causeText()
 	for i := range r.results {
 		if !r.results[i].done {
-			r.results[i] = result{done: true, reason: reason}
+			r.results[i] = result{done: true, payload: &payload{reason: reason}}
 			r.failed.Add(1)
 			r.done.Add(1)
 		}

@@ -125,7 +125,7 @@ func TestToyProviderScreensThroughTheEngine(t *testing.T) {
 	if sum.State != "done" || sum.Answered != 6 || sum.Failed != 0 || calls.Load() != 7 {
 		t.Fatalf("state %s, %d answered, %d failed, %d calls", sum.State, sum.Answered, sum.Failed, calls.Load())
 	}
-	a := r.Answers()
+	a, _ := r.Answers()
 	sub, _ := a.Col("submodel")
 	if sub.Str[0] != "toy-1-toy" || len(sum.PriceData) != 1 || sum.PriceData[0].Input == nil {
 		t.Fatalf("submodel %q, prices %+v", sub.Str[0], sum.PriceData)

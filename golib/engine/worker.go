@@ -279,15 +279,16 @@ func (r *Run) sleepCtx(d time.Duration) error { return clock.Sleep(r.ctx, r.cloc
 // succeed records an answer. Its run time is the whole job's, from the first attempt to this
 // answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
 func (r *Run) succeed(res *result, out provider.Outcome, a attempt, first time.Time) {
-	res.decision, res.ok, res.done = out.Decision, true, true
-	res.usage, res.submodel = out.Usage, out.Submodel
+	res.ok, res.done = true, true
+	res.payload = &payload{decision: out.Decision, usage: out.Usage, submodel: out.Submodel}
 	res.runTime, res.date = a.at.Sub(first).Seconds(), a.at
 	r.answered.Add(1)
 	r.done.Add(1)
 }
 
 func (r *Run) fail(res *result, reason string) {
-	res.ok, res.done, res.reason = false, true, reason
+	res.ok, res.done = false, true
+	res.payload = &payload{reason: reason}
 	res.date = r.clock.Now()
 	r.failed.Add(1)
 	r.done.Add(1)

@@ -42,7 +42,10 @@ type Aggregated struct {
 }
 
 // Cutoffs are the effective inclusion cut-offs (spec section 3).
-type Cutoffs struct{ Upper, Lower float64 }
+type Cutoffs struct {
+	Upper float64 `json:"upper"`
+	Lower float64 `json:"lower"`
+}
 
 // DefaultUpper is the documented default of incl_cutoff_upper.
 const DefaultUpper = 0.1

@@ -57,7 +57,7 @@ func TestWriteFailureStopsTheRunAndKeepsWhatWasStored(t *testing.T) {
 	}
 	sum := r.Summarise()
 	if sum.Answered+sum.Failed != int64(n) || sum.Answered == 0 {
-		a := r.Answers()
+		a, _ := r.Answers()
 		d, _ := a.Col("decision_llm")
 		t.Fatalf("answered %d + failed %d != %d: %s", sum.Answered, sum.Failed, n, d.Str[0])
 	}

@@ -74,6 +74,8 @@ type Answer struct {
 	Request    []byte
 	Response   []byte
 	Log        []Attempt
+	// Index is the job's position in its run's call, handed back when the answer is committed.
+	Index int
 }
 
 // Attempt is one failed attempt of a job, for the audit log.
@@ -108,12 +110,13 @@ type Session struct {
 	stored   map[string]Answer // answered jobs
 	billed   map[string]screen.Usage
 
-	queue   chan Answer
-	written chan struct{}
-	errMu   sync.Mutex
-	err     error
-	onFail  func(error)
-	closed  bool
+	queue       chan Answer
+	written     chan struct{}
+	errMu       sync.Mutex
+	err         error
+	onFail      func(error)
+	onCommitted func(indices []int)
+	closed      bool
 }
 
 // active holds the runs this process is writing, so that a "running" row owned by this process
@@ -286,6 +289,9 @@ func (s *Session) load() error {
 	return nil
 }
 
+// DropStored forgets the answers loaded from the store: the run has taken what it needs of them.
+func (s *Session) DropStored() { s.stored = nil }
+
 // Stored returns the stored answer of a job, if it has one.
 func (s *Session) Stored(key string) (Answer, bool) {
 	a, ok := s.stored[key]
@@ -296,9 +302,12 @@ func (s *Session) Stored(key string) (Answer, bool) {
 func (s *Session) StoredFailedUsage(key string) screen.Usage { return s.billed[key] }
 
 // Start begins committing saved answers; onFail is called once if a write fails, after which
-// nothing more is written (the answers stay in the run's memory and reach R).
-func (s *Session) Start(onFail func(error)) {
+// nothing more is written (the answers stay in the run's memory and reach R). onCommitted, when
+// set, is told the Index of every answer of each batch once that batch is committed: the run
+// need not keep those answers in memory any longer.
+func (s *Session) Start(onFail func(error), onCommitted func(indices []int)) {
 	s.onFail = onFail
+	s.onCommitted = onCommitted
 	s.queue = make(chan Answer, 4096)
 	s.written = make(chan struct{})
 	go s.write()
@@ -348,7 +357,15 @@ func (s *Session) write() {
 				}
 			}
 			if s.Err() == nil {
-				s.fail(s.insert(batch))
+				err := s.insert(batch)
+				s.fail(err)
+				if err == nil && s.onCommitted != nil {
+					indices := make([]int, len(batch))
+					for i := range batch {
+						indices[i] = batch[i].Index
+					}
+					s.onCommitted(indices)
+				}
 			}
 			clear(batch)
 		case <-tick.C:

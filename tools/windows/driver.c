@@ -166,9 +166,10 @@ int main(int argc, char **argv) {
     Sleep(20);
   }
 
-  void *answers = NULL, *questions = NULL;
-  size_t answers_len = 0, questions_len = 0;
-  status = ts_run_result((int64_t)handle, &answers, &answers_len, &questions, &questions_len, &doc);
+  void *answers = NULL, *questions = NULL, *aggregated = NULL;
+  size_t answers_len = 0, questions_len = 0, aggregated_len = 0;
+  status = ts_run_result((int64_t)handle, NULL, 0, &answers, &answers_len, &aggregated, &aggregated_len, &questions,
+                         &questions_len, &doc);
   char *result = take(status, doc, "TsRunResult");
   if (answers == NULL || answers_len == 0 || questions == NULL || questions_len == 0)
     die("TsRunResult returned no tables: %s", result);
@@ -205,6 +206,7 @@ int main(int argc, char **argv) {
   }
   ts_free(answers);
   ts_free(questions);
+  if (aggregated) ts_free(aggregated);
   free(result);
   free(started);
   free(options);
