@@ -279,9 +279,11 @@ format_tokens <- function(x) {
 # the Go core decides when it builds the questions, and their length as the estimate counts it (a
 # blank field is sent as "No information"). `columns` is a named list of character vectors; the
 # result has the columns <name>_blank and <name>_chars.
-field_table <- function(columns, call = rlang::caller_env()) {
-  ipc <- df_to_ipc(as.data.frame(columns, stringsAsFactors = FALSE, optional = TRUE), call = call)
-  go_call(C_preflight, as.character(to_json(list(op = "fields"))), ipc, call = call)$table
+# `columns` may also be an Arrow IPC stream already made, with the names of the columns to read.
+field_table <- function(columns, names = NULL, call = rlang::caller_env()) {
+  ipc <- if (is.raw(columns)) columns else df_to_ipc(as.data.frame(columns, stringsAsFactors = FALSE, optional = TRUE), call = call)
+  request <- list(op = "fields", columns = I(names %||% character()))
+  go_call(C_preflight, as.character(to_json(request)), ipc, call = call)$table
 }
 
 is_blank_field <- function(x) field_table(list(text = as.character(x)))$text_blank

@@ -10,6 +10,8 @@ poll_interval <- 0.05
 NULL
 
 # Starts a screening in Go and waits for it. See ARCHITECTURE.md for the tables and options.
+# `records` is the engine's records table: a data frame, or an environment whose `raw` holds it as
+# an Arrow IPC stream (engine_records_ipc()), which is removed once Go has its copy.
 # On Ctrl-C the run is cancelled and this returns normally with meta$state == "cancelled": every
 # answer already received is kept, every other job is failed with its reason.
 # `merge`: NULL, or the engine columns of the rows of a result screen_errors() repairs, as an IPC
@@ -22,9 +24,17 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
     backoff = is.function(callbacks$backoff),
     after = is.function(callbacks$after)
   )
-  ipc <- df_to_ipc(records[intersect(c("title", "abstract", "studyid"), names(records))])
+  if (is.environment(records)) {
+    ipc <- records$raw
+    on.exit(if (exists("raw", envir = records, inherits = FALSE)) rm("raw", envir = records), add = TRUE)
+  } else {
+    ipc <- df_to_ipc(records[intersect(c("title", "abstract", "studyid"), names(records))])
+  }
   json <- as.character(to_json(options))
   started <- go_call(C_run_start, ipc, json, api_key, call = call)$meta
+  # Go has its copy of the records.
+  rm(ipc)
+  if (is.environment(records)) rm("raw", envir = records)
   handle <- as.numeric(started$handle)
   inform_store(started$store, messages)
 

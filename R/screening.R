@@ -28,7 +28,9 @@ screening_records <- function(data, studyid, title, abstract, call) {
   check_studyid(ids, studyid_col %||% "studyid", call = call)
   titles <- text_column(data[[title_col]], title_col, "title", ids, call = call)
   abstracts <- text_column(data[[abstract_col]], abstract_col, "abstract", ids, call = call)
-  fields <- field_table(list(title = titles, abstract = abstracts), call = call)
+  # The records as the engine reads them, encoded once: for the blank fields here and for the run.
+  ipc <- engine_records_ipc(ids, titles, abstracts, call = call)
+  fields <- field_table(ipc$raw, c("title", "abstract"), call = call)
   blank <- list(title = fields$title_blank, abstract = fields$abstract_blank)
   if (all(blank$title & blank$abstract)) {
     abort_arg(
@@ -47,8 +49,19 @@ screening_records <- function(data, studyid, title, abstract, call) {
     titles = titles,
     abstracts = abstracts,
     blank = blank,
-    chars = sum(as.numeric(fields$title_chars), as.numeric(fields$abstract_chars))
+    chars = sum(as.numeric(fields$title_chars), as.numeric(fields$abstract_chars)),
+    ipc = ipc
   )
+}
+
+# The records table of the engine (ARCHITECTURE.md, "Tables") as an Arrow IPC stream, in an
+# environment (`raw`): run_engine() removes it once Go has its copy, which frees it for every frame
+# that holds the environment (a large screening's text would otherwise stay in R twice).
+engine_records_ipc <- function(studyid, title, abstract, call = rlang::caller_env()) {
+  holder <- new.env(parent = emptyenv())
+  holder$raw <- df_to_ipc(data.frame(title = title, abstract = abstract, studyid = as.character(studyid),
+    stringsAsFactors = FALSE), call = call)
+  holder
 }
 
 # The logical flags every operation checks first.
@@ -168,7 +181,8 @@ launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
   }
   inform_estimate(estimate, nrow(rec$data), messages)
   run_screening(
-    records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user),
+    records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user,
+      ipc = rec$ipc),
     options = options, api_key = api_key, arg_list = arg_list, record_ids = rec$ids, call = call
   )
 }
@@ -223,8 +237,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     backoff = arg_list$backoff,
     after = arg_list$after
   )
-  engine_records <- data.frame(title = records$title, abstract = records$abstract,
-    studyid = as.character(records$studyid), stringsAsFactors = FALSE)
+  ipc <- records$ipc %||% engine_records_ipc(records$studyid, records$title, records$abstract, call = call)
   options$store <- run_store(arg_list, records, merge_into, call)
   layout <- result_layout(arg_list)
   # What the engine builds of the result: the aggregation, and what it merges of the result a call
@@ -233,7 +246,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     incl_cutoff_lower = arg_list$incl_cutoff_lower,
     price = if (!is.null(merge_into)) merge_price_rows(merge_into$price))
   merge <- if (!is.null(merge_into) && nrow(merge_into$rows) > 0) df_to_ipc(engine_answers(merge_into$rows))
-  res <- run_engine(engine_records, options, api_key,
+  res <- run_engine(ipc, options, api_key,
     callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
   meta <- res$meta
   rows <- result_rows(res$answers, res$questions, records, layout, merge_into$rows)

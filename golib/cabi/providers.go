@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
@@ -35,6 +36,8 @@ type preflightRequest struct {
 	Estimate screen.EstimateInput   `json:"estimate"`
 	Upper    *float64               `json:"incl_cutoff_upper"`
 	Lower    *float64               `json:"incl_cutoff_lower"`
+	// Columns are the text columns of the table that "fields" reads (all of them when empty).
+	Columns []string `json:"columns"`
 }
 
 // TsPreflight answers what R asks before a run, with the rules that the run itself applies:
@@ -54,11 +57,11 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 	case "fields":
 		var t *arrowio.Table
 		var err error
-		bulkGC(func() { t, err = arrowio.Decode(goBytes(in, inLen)) })
+		bulkGC(func() { t, err = arrowio.Decode(cView(in, inLen)) })
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		if err := cTable(fieldTable(t), out, outLen); err != nil {
+		if err := cTable(fieldTable(t, req.Columns), out, outLen); err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 		return succeed(doc, struct{}{})
@@ -92,13 +95,13 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 	return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown preflight operation %q", req.Op))
 }
 
-// fieldTable gives, for every text column of t, whether each value is blank (the question's rule)
-// and its length as the price estimate counts it.
-func fieldTable(t *arrowio.Table) *arrowio.Table {
+// fieldTable gives, for every text column of t (of those named, when names are given), whether
+// each value is blank (the question's rule) and its length as the price estimate counts it.
+func fieldTable(t *arrowio.Table, names []string) *arrowio.Table {
 	out := arrowio.NewTable(t.NumRows)
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		if c.Kind != arrowio.KindUtf8 {
+		if c.Kind != arrowio.KindUtf8 || (len(names) > 0 && !slices.Contains(names, c.Name)) {
 			continue
 		}
 		blank, chars := make([]bool, t.NumRows), make([]int32, t.NumRows)

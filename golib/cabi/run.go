@@ -55,7 +55,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	defer recovered(&status, doc)
 	var table *arrowio.Table
 	var err error
-	bulkGC(func() { table, err = arrowio.Decode(goBytes(records, recordsLen)) })
+	// Decoded straight from R's memory, which stays put for the call: arrowio.Decode copies what it
+	// keeps, so a large screening's text is not held twice on top of R's own copy.
+	bulkGC(func() { table, err = arrowio.Decode(cView(records, recordsLen)) })
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
@@ -149,17 +151,18 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}
-	var tables []*arrowio.Table
-	bulkGC(func() {
-		var r, a *arrowio.Table
-		if r, a, err = run.Result(mergeTable); err == nil {
-			tables = []*arrowio.Table{r, a, run.Questions()}
-		}
-	})
+	rowsTable, aggTable, err := run.Result(mergeTable)
 	if err != nil {
 		return storeErr(doc, err)
 	}
-	for i, t := range tables {
+	// One table at a time into C memory, each dropped from Go's as soon as it is there: with a
+	// million rows, the tables would otherwise sit in both.
+	for i, next := range []func() *arrowio.Table{
+		func() *arrowio.Table { t := rowsTable; rowsTable = nil; return t },
+		func() *arrowio.Table { t := aggTable; aggTable = nil; return t },
+		run.Questions,
+	} {
+		t := next()
 		if t == nil {
 			continue
 		}
@@ -171,7 +174,6 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}
-	tables = nil
 	summary := run.Summarise()
 	if err := run.Release(); err != nil {
 		return fail(doc, "tabscreen_error_store", err)
@@ -179,6 +181,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	runsMu.Lock()
 	delete(runs, int64(handle))
 	runsMu.Unlock()
+	run.Forget()
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
 	return succeed(doc, summary)

@@ -251,6 +251,12 @@ func (r *Run) StoreInfo() *StoreInfo {
 	return r.storeInfo
 }
 
+// Forget drops what a finished run holds (its questions, jobs and results) once its result has
+// been handed over, so that the memory is returned before R builds its result.
+func (r *Run) Forget() {
+	r.questions, r.jobs, r.results, r.jobKeys, r.studyIDs = nil, nil, nil, nil, nil
+}
+
 // Release removes a temporary store, once the result tables have been read from it.
 func (r *Run) Release() error {
 	if r.storeInfo == nil || !r.opts.Store.Temporary {

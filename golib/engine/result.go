@@ -167,41 +167,52 @@ func withMerged(answers *arrowio.Table, old []mergeRow, order []rowRef) *arrowio
 	return out.AddI32("old_row", oldRow, oldValid)
 }
 
-// aggregate runs spec section 3 over the result's rows, answered and failed, merged ones included.
+// aggregate runs spec section 3 over the result's rows, answered and failed, merged ones
+// included. The rows of a record x prompt x model x top_p follow one another (the rows are ordered
+// by prompt, model, top_p, record, then repetition), so each group is aggregated as it ends,
+// without a copy of every row.
 func (r *Run) aggregate(rows *arrowio.Table, old []mergeRow, order []rowRef) *arrowio.Table {
-	answers := make([]screen.Answer, len(order))
-	fromRows, _ := answersFrom(rows) // this call's rows: every column answersFrom reads is there
-	failed, _ := rows.Col("failed")
-	for i, ref := range order {
-		if ref.old >= 0 {
-			answers[i] = old[ref.old].answer
-			continue
-		}
-		a := fromRows[i]
-		j := r.jobs[ref.job]
-		a.Record = r.recordInRun(j.record)
-		a.HasBinary = a.HasBinary && !failed.Bool[i]
-		answers[i] = a
-	}
 	o := r.opts.Result
-	groups := screen.Aggregate(answers, screen.EffectiveCutoffs(o.Upper, o.Lower))
-	t := aggregatedTable(groups)
-	first := make([]int32, len(groups))
-	seen := make(map[groupOf]int, len(groups))
-	for i, a := range answers {
-		k := groupOf{a.Record, a.PromptID, a.Model, a.TopP}
-		if _, ok := seen[k]; !ok {
-			seen[k] = len(seen)
-			first[seen[k]] = int32(i + 1)
+	cut := screen.EffectiveCutoffs(o.Upper, o.Lower)
+	col := func(name string) *arrowio.Column { c, _ := rows.Col(name); return c }
+	binary, desc, conf, sub, failed := col("decision_binary"), col("detailed_description"), col("confidence"),
+		col("submodel"), col("failed")
+	answer := func(i int, ref rowRef) screen.Answer {
+		if ref.old >= 0 {
+			return old[ref.old].answer
 		}
+		j := r.jobs[ref.job]
+		a := screen.Answer{Record: r.recordInRun(j.record), PromptID: j.prompt + 1, Model: r.opts.Models[j.model].Name, N: j.n,
+			Binary: binary.I32[i], HasBinary: !binary.IsNull(i) && !failed.Bool[i],
+			Description: desc.Str[i], HasDescription: !desc.IsNull(i),
+			Confidence: conf.F64[i], HasConfidence: !conf.IsNull(i), Submodel: sub.Str[i], HasSubmodel: !sub.IsNull(i)}
+		if j.topP >= 0 {
+			a.TopP, a.HasTopP = r.opts.TopP[j.topP], true
+		}
+		return a
 	}
-	return t.AddI32("first_row", first, nil)
+	var groups []screen.Aggregated
+	var first []int32
+	var group []screen.Answer
+	for i, ref := range order {
+		a := answer(i, ref)
+		if len(group) > 0 && !sameGroup(group[0], a) {
+			groups = append(groups, screen.AggregateGroup(group, cut))
+			group = group[:0]
+		}
+		if len(group) == 0 {
+			first = append(first, int32(i+1))
+		}
+		group = append(group, a)
+	}
+	if len(group) > 0 {
+		groups = append(groups, screen.AggregateGroup(group, cut))
+	}
+	return aggregatedTable(groups).AddI32("first_row", first, nil)
 }
 
-type groupOf struct {
-	record, prompt int32
-	model          string
-	topP           float64
+func sameGroup(a, b screen.Answer) bool {
+	return a.Record == b.Record && a.PromptID == b.PromptID && a.Model == b.Model && a.TopP == b.TopP && a.HasTopP == b.HasTopP
 }
 
 // Cutoffs are the run's effective inclusion cut-offs.

@@ -108,7 +108,18 @@ func (r *Run) readStored(c *answerColumns) error {
 	}
 	defer st.Close()
 	index := r.jobIndex()
-	return st.ScanRun(r.session.RunID, func(row *store.Row) {
+	// Most rows share their decision, submodel and second: one string each, not one per row.
+	interned := map[string]string{}
+	intern := func(s string) string {
+		if v, ok := interned[s]; ok {
+			return v
+		}
+		if len(interned) < 1<<16 {
+			interned[s] = s
+		}
+		return s
+	}
+	err = st.ScanRun(r.session.RunID, func(row *store.Row) {
 		i, ok := index(row)
 		if !ok || !r.results[i].stored {
 			return
@@ -117,8 +128,12 @@ func (r *Run) readStored(c *answerColumns) error {
 		if !date.IsZero() {
 			date = date.Local()
 		}
-		c.set(i, row.Answered, row.Decision, row.Error, row.Billed, row.Submodel, row.RunTime, date)
+		d := row.Decision
+		d.Raw = intern(d.Raw)
+		c.set(i, row.Answered, d, row.Error, row.Billed, intern(row.Submodel), row.RunTime, date)
+		c.date[i] = intern(c.date[i])
 	})
+	return err
 }
 
 // jobIndex maps a stored job to its place in this call's jobs. The jobs of a whole run follow one

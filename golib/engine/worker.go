@@ -58,7 +58,15 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		r.fail(res, "the request body could not be built: "+err.Error())
 		return
 	}
-	rng := rand.New(rand.NewSource(r.seed() + int64(i)))
+	// The back-off's random numbers: seeded per job, made only when a job backs off (seeding is
+	// costly next to a request that succeeds at once).
+	var rng *rand.Rand
+	jitter := func() *rand.Rand {
+		if rng == nil {
+			rng = rand.New(rand.NewSource(r.seed() + int64(i)))
+		}
+		return rng
+	}
 	var first time.Time
 	tries, reasks := 0, 0
 	for {
@@ -114,7 +122,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				return
 			}
 		}
-		wait, err := r.retryWait(a, f, tries, rng)
+		wait, err := r.retryWait(a, f, tries, jitter)
 		if err != nil {
 			r.fail(res, f.Message)
 			return
@@ -191,7 +199,7 @@ func (r *Run) isTransient(a attempt, f provider.Failure) (bool, error) {
 // retryWait is the server's wait when it gave one (the adapter reads it; through `after` when
 // that is an R function), else the backoff. A rate-limit wait pauses the whole run, not just this
 // job.
-func (r *Run) retryWait(a attempt, f provider.Failure, failures int, rng *rand.Rand) (time.Duration, error) {
+func (r *Run) retryWait(a attempt, f provider.Failure, failures int, rng func() *rand.Rand) (time.Duration, error) {
 	var wait time.Duration
 	found := false
 	if a.err == nil {
@@ -222,7 +230,7 @@ func (r *Run) retryWait(a attempt, f provider.Failure, failures int, rng *rand.R
 			return provider.CapWait(seconds(*v)), nil
 		}
 	}
-	return defaultBackoff(failures, rng), nil
+	return defaultBackoff(failures, rng()), nil
 }
 
 // retryAllowed applies max_tries and max_seconds. Without either there is one attempt and no

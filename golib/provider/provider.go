@@ -183,6 +183,11 @@ func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error)
 			write(f.key, v)
 			continue
 		}
+		// The tools and the tool choice are marshalled once per run, not once per request.
+		if raw, ok := f.value.(json.RawMessage); ok {
+			write(f.key, raw)
+			continue
+		}
 		v, err := json.Marshal(f.value)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.key, err)

@@ -116,6 +116,16 @@ func Aggregate(answers []Answer, c Cutoffs) []Aggregated {
 	return out
 }
 
+// AggregateGroup aggregates the answers of one record x prompt x model x top_p, which a caller
+// that has its rows in that order hands over group by group instead of all at once.
+func AggregateGroup(group []Answer, c Cutoffs) Aggregated {
+	members := make([]int, len(group))
+	for i := range members {
+		members[i] = i
+	}
+	return aggregateGroup(group, members, c)
+}
+
 func aggregateGroup(answers []Answer, members []int, c Cutoffs) Aggregated {
 	first := answers[members[0]]
 	row := Aggregated{Record: first.Record, PromptID: first.PromptID, Model: first.Model,
