@@ -309,6 +309,17 @@ check_tool_choice_names <- function(chosen, names, modes, call) {
   )
 }
 
+# The function tools of a chat-completions provider (A, C), parsed, with the provider's tool_choice
+# words; NULL when no tools are given, when no tool_choice may be given either.
+parse_chat_tools <- function(tools, tool_choice, provider, call) {
+  if (is.null(tools)) {
+    check_no_tool_choice(tool_choice, call = call)
+    return(NULL)
+  }
+  parsed <- parse_tools(tools, tool_format$chat, call = call)
+  c(parsed, list(modes = unlist(provider_info(provider)$tool_choice_words)))
+}
+
 check_no_tool_choice <- function(tool_choice, call) {
   if (!is.null(tool_choice)) {
     abort_arg(c("{.arg tool_choice} is given without {.arg tools}.",

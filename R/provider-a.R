@@ -315,13 +315,9 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
     )
     custom_model <- custom_model || fine_tuned
   }
-  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
-    prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(call, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract))
   rec <- inputs$rec
   grid <- inputs$grid
-  reps <- grid$reps
-  rpm <- grid$rpm
-  prompt <- grid$prompt
 
   # How the questions are asked
   top_p <- check_top_p(top_p, call = call)
@@ -382,13 +378,10 @@ inform_defaulted_none <- function(settings, models, messages) {
 # Every function the choice names must be one of the tools: the provider answers 400 to every
 # request otherwise.
 check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
-  if (is.null(tools)) {
-    check_no_tool_choice(tool_choice, call = call)
-    return(list(tools = NULL, tool_choice = NULL))
-  }
-  parsed <- parse_tools(tools, tool_format$chat, call = call)
+  parsed <- parse_chat_tools(tools, tool_choice, "a", call = call)
+  if (is.null(parsed)) return(list(tools = NULL, tool_choice = NULL))
   names <- parsed$names
-  modes <- unlist(provider_info("a")$tool_choice_words)
+  modes <- parsed$modes
   fix <- c("i" = "Give one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list in provider A's {.field tool_choice} format, e.g. {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))}.")
   if (is.null(tool_choice)) {
     tool_choice <- "auto"

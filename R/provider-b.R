@@ -207,13 +207,9 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   given_effort <- !missing(reasoning_effort)
 
   check_flags(call, c(common_flags, "confidence"))
-  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
-    prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(call, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract))
   rec <- inputs$rec
   grid <- inputs$grid
-  reps <- grid$reps
-  rpm <- grid$rpm
-  prompt <- grid$prompt
   check_role(role, roles = "user", call = call)
   check_api_url(api_url, call = call)
   tool_spec <- check_tools_b(tools, call = call)

@@ -180,13 +180,9 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   given <- list(reasoning_effort = !missing(reasoning_effort), top_p = !missing(top_p))
 
   check_flags(call, c(common_flags, "confidence"))
-  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
-    prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(call, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract))
   rec <- inputs$rec
   grid <- inputs$grid
-  reps <- grid$reps
-  rpm <- grid$rpm
-  prompt <- grid$prompt
   top_p <- check_top_p(top_p, exclude_zero = TRUE, call = call)
   check_role(role, roles = "user", call = call)
   check_api_url(api_url, call = call)
@@ -232,13 +228,10 @@ check_seed_c <- function(seed_par, call) {
 # Provider C's tools (the Chat Completions shape) and tool_choice: "auto", "none", "any",
 # "required" or list(type = "function", `function` = list(name = <one of the tools>)).
 check_tools_c <- function(tools, tool_choice, call = rlang::caller_env()) {
-  if (is.null(tools)) {
-    check_no_tool_choice(tool_choice, call = call)
-    return(list(tools = NULL, tool_choice = NULL))
-  }
-  parsed <- parse_tools(tools, tool_format$chat, call = call)
+  parsed <- parse_chat_tools(tools, tool_choice, "c", call = call)
+  if (is.null(parsed)) return(list(tools = NULL, tool_choice = NULL))
   names <- parsed$names
-  modes <- unlist(provider_info("c")$tool_choice_words)
+  modes <- parsed$modes
   fix <- c(
     "i" = "Give one of {.val {modes}}, or {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))} to force one of the {.arg tools} ({.val {names}}).",
     "i" = "Leave it {.code NULL} for {.val auto}."

@@ -32,9 +32,14 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   }
   json <- as.character(to_json(options))
   started <- go_call(C_run_start, ipc, json, api_key, call = call)$meta
-  # Go has its copy of the records.
+  # Go has what it needs of the records: free R's copy now, not at some later collection (a large
+  # screening's text would otherwise be held twice while it runs).
+  large <- length(ipc) > 5e7
   rm(ipc)
-  if (is.environment(records)) rm("raw", envir = records)
+  if (is.environment(records)) {
+    rm("raw", envir = records)
+    if (large) gc(verbose = FALSE)
+  }
   handle <- as.numeric(started$handle)
   inform_store(started$store, messages)
 

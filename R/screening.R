@@ -69,9 +69,16 @@ common_flags <- c("time_info", "token_info", "progress", "decision_description",
   "custom_model", "overinclusive")
 
 # The records, then the prompts x models grid: the inputs every operation checks, in that order.
-screening_inputs <- function(data, studyid, title, abstract, prompt, model, reps, rpm, call) {
-  list(rec = screening_records(data, studyid, title, abstract, call = call),
-       grid = check_grid(prompt, model, reps, rpm, call = call))
+# `call` is the screening function's frame: its `data`, `prompt`, `model`, `reps` and `rpm` are
+# read there, and the checked `prompt` (UTF-8), `reps` and `rpm` (one value per model) written
+# back, as the arguments kept in the result hold them.
+screening_inputs <- function(call, studyid, title, abstract) {
+  rec <- screening_records(call$data, studyid, title, abstract, call = call)
+  grid <- check_grid(call$prompt, call$model, call$reps, call$rpm, call = call)
+  call$prompt <- grid$prompt
+  call$reps <- grid$reps
+  call$rpm <- grid$rpm
+  list(rec = rec, grid = grid)
 }
 
 # Prompts, models, reps and rpm. Returns the prompts as UTF-8, reps and rpm with one value per

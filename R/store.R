@@ -21,8 +21,9 @@
 #' @section Where the store is:
 #' `options(tabscreen.store = path)` chooses the file (a folder means the file `answers.sqlite`
 #' in it); the default is `answers.sqlite` in `tools::R_user_dir("tabscreen", "data")`.
-#' `options(tabscreen.store = FALSE)` turns the store off: nothing is written and nothing can be
-#' resumed. Several R sessions can share one store, also at the same time.
+#' `options(tabscreen.store = FALSE)` turns the store off: nothing is kept (the run's answers pass
+#' through a temporary file, removed as soon as the result is built) and nothing can be resumed.
+#' Several R sessions can share one store, also at the same time.
 #'
 #' @section Runs and resuming:
 #' A run is identified by a fingerprint of everything that decides its answers: the provider and

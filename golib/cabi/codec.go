@@ -13,9 +13,10 @@ import (
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
-// roundTrip decodes an IPC stream with arrowio and encodes the table again into w.
+// roundTrip reads an IPC stream with arrowio (in place: nothing of it outlives the call) and
+// encodes the table again into w.
 func roundTrip(in []byte, w io.Writer) error {
-	t, err := arrowio.Decode(in)
+	t, err := arrowio.View(in)
 	if err != nil {
 		return err
 	}

@@ -57,8 +57,8 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 	case "fields":
 		var t *arrowio.Table
 		var err error
-		bulkGC(func() { t, err = arrowio.Decode(cView(in, inLen)) })
-		if err != nil {
+		// Read in place: the text is only measured, during this call.
+		if t, err = arrowio.View(cView(in, inLen)); err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 		if err := cTable(fieldTable(t, req.Columns), out, outLen); err != nil {

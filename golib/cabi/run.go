@@ -55,9 +55,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	defer recovered(&status, doc)
 	var table *arrowio.Table
 	var err error
-	// Decoded straight from R's memory, which stays put for the call: arrowio.Decode copies what it
-	// keeps, so a large screening's text is not held twice on top of R's own copy.
-	bulkGC(func() { table, err = arrowio.Decode(cView(records, recordsLen)) })
+	// Read in place, in R's memory, which stays put for the call: the run keeps the questions it
+	// builds from the text, not the text (the study ids are cloned below).
+	table, err = arrowio.View(cView(records, recordsLen))
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
@@ -76,7 +76,10 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	registerTestAdapters()
 	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
 	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
-		recs.StudyIDs = c.Str
+		recs.StudyIDs = make([]string, len(c.Str))
+		for i, id := range c.Str {
+			recs.StudyIDs[i] = strings.Clone(id) // kept for the store, past this call
+		}
 	}
 	run, err := engine.Start(opts, recs, C.GoString(apiKey))
 	if se := (*store.Error)(nil); errors.As(err, &se) {
@@ -90,6 +93,10 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	h := nextHandle
 	runs[h] = run
 	runsMu.Unlock()
+	// The decoded records are garbage now that the questions hold their text: hand the memory
+	// back before the run adds its own.
+	table, recs = nil, engine.Records{}
+	debug.FreeOSMemory()
 	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})
 }
 
@@ -151,26 +158,33 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}
+	// One table at a time into C memory, each dropped from Go's as soon as it is there: with a
+	// million rows the tables would otherwise sit in both. The questions first: they are the
+	// largest thing the run holds, and the rows are built from the store without them.
+	freeOuts := func(upTo int) {
+		for k := 0; k < upTo; k++ {
+			C.free(*outs[k])
+			*outs[k], *lens[k] = nil, 0
+		}
+	}
+	if err := cTable(run.Questions(), outs[2], lens[2]); err != nil {
+		return fail(doc, "tabscreen_error_ipc", err)
+	}
+	run.ForgetQuestions()
+	debug.FreeOSMemory()
 	rowsTable, aggTable, err := run.Result(mergeTable)
 	if err != nil {
+		freeOuts(3)
 		return storeErr(doc, err)
 	}
-	// One table at a time into C memory, each dropped from Go's as soon as it is there: with a
-	// million rows, the tables would otherwise sit in both.
-	for i, next := range []func() *arrowio.Table{
-		func() *arrowio.Table { t := rowsTable; rowsTable = nil; return t },
-		func() *arrowio.Table { t := aggTable; aggTable = nil; return t },
-		run.Questions,
-	} {
-		t := next()
-		if t == nil {
-			continue
-		}
-		if err := cTable(t, outs[i], lens[i]); err != nil {
-			for k := 0; k < i; k++ {
-				C.free(*outs[k])
-				*outs[k], *lens[k] = nil, 0
-			}
+	if err := cTable(rowsTable, outs[0], lens[0]); err != nil {
+		freeOuts(3)
+		return fail(doc, "tabscreen_error_ipc", err)
+	}
+	rowsTable = nil
+	if aggTable != nil {
+		if err := cTable(aggTable, outs[1], lens[1]); err != nil {
+			freeOuts(3)
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash"
 	"os"
+	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
@@ -81,7 +82,8 @@ func hashField(h hash.Hash, s string, valid bool) {
 	}
 	binary.LittleEndian.PutUint64(n[1:], uint64(len(s)))
 	h.Write(n[:])
-	h.Write([]byte(s))
+	// The text itself, not a copy of it: a large screening's records would be copied once more.
+	h.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // openStore claims the run in the store and fills in the jobs it already answered, before any
@@ -119,10 +121,8 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 	r.studyIDs = recs.StudyIDs
 	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed,
 		Reused: session.Reused, Previous: session.Previous, Total: len(r.jobs)}
-	r.jobKeys = make([]string, len(r.jobs))
 	for i, j := range r.jobs {
 		key := r.storeKey(j)
-		r.jobKeys[i] = key
 		if a, ok := session.Stored(key); ok {
 			r.results[i] = result{ok: true, done: true, stored: true, carried: a.Billed, runTime: a.RunTime,
 				date: a.ReceivedAt.Local(), attempts: a.Attempts}
@@ -205,7 +205,7 @@ func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) 
 		return
 	}
 	j := r.jobs[i]
-	a := store.Answer{Index: i, Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
+	a := store.Answer{Index: i, Key: r.storeKey(j), Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
 		Model: r.opts.Models[j.model].Name, N: j.n, Answered: res.ok, Decision: res.decision, Usage: res.usage,
 		Billed: res.spent(), Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
 		RunTime: res.runTime, Took: last.took.Seconds(), ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
@@ -251,10 +251,13 @@ func (r *Run) StoreInfo() *StoreInfo {
 	return r.storeInfo
 }
 
+// ForgetQuestions drops the questions once they are handed over: the largest thing a run holds.
+func (r *Run) ForgetQuestions() { r.questions = nil }
+
 // Forget drops what a finished run holds (its questions, jobs and results) once its result has
 // been handed over, so that the memory is returned before R builds its result.
 func (r *Run) Forget() {
-	r.questions, r.jobs, r.results, r.jobKeys, r.studyIDs = nil, nil, nil, nil, nil
+	r.questions, r.jobs, r.results, r.studyIDs = nil, nil, nil, nil
 }
 
 // Release removes a temporary store, once the result tables have been read from it.

@@ -66,7 +66,6 @@ type Run struct {
 
 	session   *store.Session // nil without an answer store
 	storeInfo *StoreInfo
-	jobKeys   []string // the jobs' names in the store
 	studyIDs  []string
 
 	done, answered, failed, retries, inFlight atomic.Int64
@@ -175,16 +174,15 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 	r.records = n
 	r.questions = make([]string, len(r.opts.Prompts)*n)
 	for i := 0; i < n; i++ {
-		title, blankT := screen.Field(titles[i], titleValid == nil || titleValid[i])
-		abstract, blankA := screen.Field(abstracts[i], abstractValid == nil || abstractValid[i])
-		if blankT {
+		tValid, aValid := titleValid == nil || titleValid[i], abstractValid == nil || abstractValid[i]
+		if screen.IsBlank(titles[i], tValid) {
 			r.blankFields++
 		}
-		if blankA {
+		if screen.IsBlank(abstracts[i], aValid) {
 			r.blankFields++
 		}
 		for p, prompt := range r.opts.Prompts {
-			r.questions[p*n+i] = screen.Question(prompt, title, abstract)
+			r.questions[p*n+i] = screen.QuestionOf(prompt, titles[i], tValid, abstracts[i], aValid)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // a blank field is sent as NoInformation; white space is counted as it is (an estimate needs no
 // exact count).
 func FieldChars(s string, valid bool) (chars int, blank bool) {
-	if _, blank = Field(s, valid); blank {
+	if blank = IsBlank(s, valid); blank {
 		return utf8.RuneCountInString(NoInformation), true
 	}
 	return utf8.RuneCountInString(s), false

@@ -57,3 +57,22 @@ func TestEstimateCountsCharactersSchemaAndReps(t *testing.T) {
 		t.Fatal("completion allowance")
 	}
 }
+
+func TestQuestionOfIsQuestionOfTheFields(t *testing.T) {
+	values := []string{"", "  ", "NA", " NA\n", "N A", "A  trial\n\tof\u00a0therapy ", "Jørgensen", "\u2003x\u2003"}
+	for _, title := range values {
+		for _, abstract := range values {
+			for _, valid := range []bool{true, false} {
+				ft, bt := Field(title, valid)
+				fa, ba := Field(abstract, true)
+				want := Question(" Include?\n ", ft, fa)
+				if got := QuestionOf(" Include?\n ", title, valid, abstract, true); got != want {
+					t.Fatalf("%q %q: %q, want %q", title, abstract, got, want)
+				}
+				if IsBlank(title, valid) != bt || IsBlank(abstract, true) != ba {
+					t.Fatalf("%q %q: blank differs", title, abstract)
+				}
+			}
+		}
+	}
+}
