@@ -281,74 +281,17 @@ check_cutoffs <- function(upper, lower, call = rlang::caller_env()) {
   invisible()
 }
 
-# The effective cut-offs of spec section 3: upper 0.1 by default, lower = upper by default, and the
-# lower one is ignored while the upper one is 0.1 or below.
+# The effective cut-offs of spec section 3 (screen.EffectiveCutoffs in the Go core): upper 0.1 by
+# default, lower = upper by default, and the lower one is ignored while the upper one is 0.1 or
+# below.
 effective_cutoffs <- function(upper, lower) {
-  upper <- if (is.null(upper)) 0.1 else upper
-  lower <- if (is.null(lower) || upper <= 0.1) upper else lower
-  list(upper = upper, lower = lower)
+  request <- list(op = "cutoffs", incl_cutoff_upper = upper, incl_cutoff_lower = lower)
+  cut <- go_call(C_preflight, as.character(to_json(request)), NULL)$meta
+  list(upper = cut$upper, lower = cut$lower)
 }
 
 # tools: NULL, a list of function tools in the provider's format, or their JSON text. The
 # check_tools*() functions return list(tools, tool_choice) as values for the run options.
-
-# Provider A's tools and tool_choice (the Chat Completions shapes): "auto", "none", "required",
-# the name of one of the tools, list(type = "function", `function` = list(name = ...)) or
-# list(type = "allowed_tools", allowed_tools = list(mode = ..., tools = list(<function choices>))).
-# Every function the choice names must be one of the tools: the provider answers 400 to every
-# request otherwise.
-check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
-  if (is.null(tools)) {
-    check_no_tool_choice(tool_choice, call = call)
-    return(list(tools = NULL, tool_choice = NULL))
-  }
-  parsed <- parse_tools(tools, tool_format$chat, call = call)
-  names <- parsed$names
-  modes <- c("auto", "none", "required")
-  fix <- c("i" = "Give one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list in provider A's {.field tool_choice} format, e.g. {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))}.")
-  if (is.null(tool_choice)) {
-    tool_choice <- "auto"
-  } else if (is.character(tool_choice)) {
-    if (length(tool_choice) != 1 || is.na(tool_choice)) {
-      abort_arg(c("{.arg tool_choice} must be a single string, not {.obj_type_friendly {tool_choice}}.", fix),
-        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-    }
-    if (!tool_choice %in% modes) {
-      check_tool_choice_names(tool_choice, names, modes, call)
-      tool_choice <- list(type = "function", `function` = list(name = tool_choice))
-    }
-  } else if (is.list(tool_choice)) {
-    chosen <- tool_choice_functions_a(tool_choice)
-    if (is.null(chosen)) {
-      abort_arg(c("{.arg tool_choice} is a list that is not of provider A's {.field tool_choice} format.", fix),
-        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-    }
-    check_tool_choice_names(chosen, names, modes, call)
-  } else {
-    abort_arg(c("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.", fix),
-      class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-  }
-  list(tools = parsed$value, tool_choice = tool_choice)
-}
-
-# The function names a list tool_choice of provider A names (type "function", or "allowed_tools"
-# with function entries), or NULL when it is not of either shape.
-tool_choice_functions_a <- function(tool_choice) {
-  function_name <- function(x) {
-    fun <- if (is.list(x) && identical(x$type, "function")) x[["function"]] else NULL
-    if (is.list(fun) && rlang::is_string(fun$name)) fun$name else NA_character_
-  }
-  type <- tool_choice$type
-  if (identical(type, "function")) {
-    chosen <- function_name(tool_choice)
-  } else if (identical(type, "allowed_tools") && is.list(tool_choice$allowed_tools) &&
-    is.list(tool_choice$allowed_tools$tools) && length(tool_choice$allowed_tools$tools) > 0) {
-    chosen <- vapply(tool_choice$allowed_tools$tools, function_name, character(1))
-  } else {
-    return(NULL)
-  }
-  if (anyNA(chosen)) NULL else chosen
-}
 
 # `chosen`, the functions a tool_choice names, must be among the tools' `names`.
 check_tool_choice_names <- function(chosen, names, modes, call) {
@@ -366,50 +309,15 @@ check_tool_choice_names <- function(chosen, names, modes, call) {
   )
 }
 
-# Provider B's tools (the Messages shape: name, description, input_schema). The protocol's
-# tool_choice is the package's: the built-in tool is forced where the model allows it, custom
-# tools are offered with tool_choice auto, so no user value can name a missing tool; their names
-# are checked by parse_tools().
-check_tools_b <- function(tools, call = rlang::caller_env()) {
-  if (is.null(tools)) {
-    return(list(tools = NULL, tool_choice = NULL))
-  }
-  list(tools = parse_tools(tools, tool_format$messages, call = call)$value, tool_choice = NULL)
-}
-
-# Provider C's tools (the Chat Completions shape) and tool_choice: "auto", "none", "any",
-# "required" or list(type = "function", `function` = list(name = <one of the tools>)).
-check_tools_c <- function(tools, tool_choice, call = rlang::caller_env()) {
+# The function tools of a chat-completions provider (A, C), parsed, with the provider's tool_choice
+# words; NULL when no tools are given, when no tool_choice may be given either.
+parse_chat_tools <- function(tools, tool_choice, provider, call) {
   if (is.null(tools)) {
     check_no_tool_choice(tool_choice, call = call)
-    return(list(tools = NULL, tool_choice = NULL))
+    return(NULL)
   }
   parsed <- parse_tools(tools, tool_format$chat, call = call)
-  names <- parsed$names
-  modes <- c("auto", "none", "any", "required")
-  fix <- c(
-    "i" = "Give one of {.val {modes}}, or {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))} to force one of the {.arg tools} ({.val {names}}).",
-    "i" = "Leave it {.code NULL} for {.val auto}."
-  )
-  if (is.null(tool_choice)) {
-    tool_choice <- "auto"
-  } else if (is.character(tool_choice)) {
-    if (length(tool_choice) != 1 || is.na(tool_choice) || !tool_choice %in% modes) {
-      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function.", fix),
-        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-    }
-  } else {
-    fun <- if (is.list(tool_choice)) tool_choice[["function"]] else NULL
-    ok <- is.list(tool_choice) && identical(tool_choice$type, "function") && is.list(fun) &&
-      rlang::is_string(fun$name) && setequal(names(tool_choice), c("type", "function")) &&
-      identical(names(fun), "name")
-    if (!ok) {
-      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function of {.arg tools}.", fix),
-        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
-    }
-    check_tool_choice_names(fun$name, names, modes, call)
-  }
-  list(tools = parsed$value, tool_choice = tool_choice)
+  c(parsed, list(modes = unlist(provider_info(provider)$tool_choice_words)))
 }
 
 check_no_tool_choice <- function(tool_choice, call) {
@@ -552,39 +460,27 @@ check_flags <- function(env, flags) {
   invisible()
 }
 
-# max_tokens (provider B): a whole number of at least 1, sent as an integer.
-check_max_tokens <- function(max_tokens, call = rlang::caller_env()) {
-  ok <- is.numeric(max_tokens) && length(max_tokens) == 1 && !is.na(max_tokens) && is.finite(max_tokens) &&
-    max_tokens >= 1 && max_tokens == round(max_tokens) && max_tokens <= .Machine$integer.max
-  if (!ok) {
-    abort_arg(c("{.arg max_tokens} must be a whole number of at least 1.",
-      "i" = "It caps the output of each answer, thinking included; the default 1024 leaves room for a decision with a description."),
-      class = "tabscreen_error_max_tokens", arg = "max_tokens", call = call)
-  }
-  as.integer(max_tokens)
-}
-
 # The arguments in `...` of a screening function (or of screen_errors()) for a provider: named,
-# not fields the package sets, and for provider C fields of its request schema, which rejects any
-# other with 422.
+# not fields the package sets, and, for a provider whose request schema is closed (the registry's
+# request_fields), fields of that schema: its API refuses every request with another.
 check_dots <- function(provider, dots, call = rlang::caller_env()) {
   dots <- check_extra_body(dots, reserved_body(provider), call = call)
-  if (provider == "c") {
-    unknown <- setdiff(names(dots), mistral_request_fields)
-    if (length(unknown) > 0) {
-      hints <- unname(dots_hints_c[intersect(unknown, names(dots_hints_c))])
-      allowed <- setdiff(mistral_request_fields, names(reserved_body_c))
-      abort_arg(c("{.arg ...} sets {.field {unknown}}, which {?is not a field/are not fields} of provider C's request.",
-        "x" = "Its API answers every request with an unknown field with HTTP 422.",
-        stats::setNames(hints, rep("i", length(hints))),
-        "i" = "The fields that may be set through {.arg ...} are {.field {allowed}}."),
-        class = "tabscreen_error_dots", arg = "...", call = call)
-    }
+  fields <- unlist(provider_info(provider)$request_fields)
+  unknown <- setdiff(names(dots), fields)
+  if (length(fields) > 0 && length(unknown) > 0) {
+    known_hints <- provider_r(provider)$dots_hints
+    hints <- unname(known_hints[intersect(unknown, names(known_hints))])
+    allowed <- setdiff(fields, names(reserved_body(provider)))
+    label <- provider_info(provider)$label
+    abort_arg(c("{.arg ...} sets {.field {unknown}}, which {?is not a field/are not fields} of {label}'s request.",
+      "x" = "Its API answers every request with an unknown field with HTTP 422.",
+      stats::setNames(hints, rep("i", length(hints))),
+      "i" = "The fields that may be set through {.arg ...} are {.field {allowed}}."),
+      class = "tabscreen_error_dots", arg = "...", call = call)
   }
   dots
 }
 
-# Fields of the request body that the package sets, with where to set them instead.
 # Request fields every provider's body gets from the package, with where to set them instead.
 reserved_body_common <- c(
   model = "Use the {.arg model} argument.",
@@ -592,64 +488,3 @@ reserved_body_common <- c(
   tools = "Use the {.arg tools} argument.",
   stream = "Streaming is not supported."
 )
-
-reserved_body_b <- c(
-  reserved_body_common,
-  system = "The package sets it for models that cannot be forced to call the tool.",
-  tool_choice = "The built-in tool is forced where the model allows it; custom {.arg tools} are offered with {.val auto}.",
-  max_tokens = "Use the {.arg max_tokens} argument.",
-  thinking = "Use the {.arg reasoning_effort} argument ({.val none} turns thinking off).",
-  output_config = "Use the {.arg reasoning_effort} argument (sent as {.field output_config.effort}).",
-  seed = "Provider B has no seed; {.arg seed_par} seeds only the package's own random numbers."
-)
-
-reserved_body_c <- c(
-  reserved_body_common,
-  tool_choice = "Use the {.arg tool_choice} argument.",
-  top_p = "Use the {.arg top_p} argument.",
-  reasoning_effort = "Use the {.arg reasoning_effort} argument.",
-  random_seed = "Use {.arg seed_par}: it is sent as {.field random_seed} (plus {.code n - 1} for repetition {.code n}).",
-  n = "Use {.arg reps} to ask the same question several times."
-)
-
-# The request fields of provider C's chat completions (ChatCompletionRequest in Mistral's OpenAPI
-# document, shared/specs/mistral-chat-completions/openapi.yaml). The schema is closed
-# (additionalProperties: false).
-mistral_request_fields <- c(
-  "model", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "metadata",
-  "messages", "response_format", "tools", "tool_choice", "presence_penalty", "frequency_penalty",
-  "n", "prediction", "parallel_tool_calls", "reasoning_effort", "prompt_mode", "guardrails",
-  "prompt_cache_key", "service_tier", "safe_prompt"
-)
-
-# Fields of other protocols that users carry over to provider C.
-dots_hints_c <- c(
-  seed = "Use {.arg seed_par} (sent as {.field random_seed}).",
-  max_completion_tokens = "Provider C calls it {.field max_tokens}.",
-  verbosity = "Provider C has no {.field verbosity}.",
-  user = "Provider C has no {.field user}; use {.field metadata}."
-)
-
-# Sampling parameters in `...` (provider B): Claude 5 models reject any non-default value, and the
-# older models take temperature or top_p, not both.
-check_sampling_b <- function(model, custom_model, dots, call = rlang::caller_env()) {
-  sampling <- intersect(names(dots), c("temperature", "top_p", "top_k"))
-  if (length(sampling) == 0 || custom_model) {
-    return(invisible())
-  }
-  rules <- model_rules()
-  rules <- rules[rules$provider == "b", , drop = FALSE]
-  ok <- rules$sampling_ok[match(model, rules$model)]
-  refuse <- model[!is.na(ok) & !ok]
-  if (length(refuse) > 0) {
-    abort_arg(c("{.val {refuse}} reject{?s/} non-default sampling parameters, so {.arg ...} must not set {.field {sampling}}.",
-      "i" = "Leave {.field {sampling}} out for {cli::qty(refuse)}{?this model/these models}, or use {.val claude-haiku-4-5}, which takes them."),
-      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
-  }
-  if (all(c("temperature", "top_p") %in% sampling) && any(!is.na(ok))) {
-    abort_arg(c("{.arg ...} sets both {.field temperature} and {.field top_p}.",
-      "i" = "Provider B's models take one of them, not both."),
-      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
-  }
-  invisible()
-}

@@ -63,7 +63,7 @@ core_child_command <- function(symbol) {
   serve <- paste(
     "a <- commandArgs(TRUE); d <- dyn.load(a[[1L]]);",
     sprintf("r <- .Call(getNativeSymbolInfo('%s', d), a[[2L]]);", symbol),
-    "if (!identical(r, '{}')) { cat(r, '\\n', file = stderr()); quit(status = 1L) }"
+    "if (!identical(r$status, 0L)) { cat(r$json, '\\n', file = stderr()); quit(status = 1L) }"
   )
   list(program = rscript, args = function(options) {
     c("--vanilla", "--default-packages=NULL", "-e", serve, dll, options)

@@ -76,10 +76,5 @@ ipc_decoded_to_df <- function(decoded, call = rlang::caller_env()) {
 # Sends df_to_ipc(df) through Go (arrowio decode + encode) and reads the result back: a round trip
 # through both codecs (tests and benchmarks).
 ipc_roundtrip_go <- function(df, call = rlang::caller_env()) {
-  res <- .Call(C_ipc_roundtrip_go, df_to_ipc(df, call = call))
-  if (!identical(res[[2]], "{}")) {
-    err <- jsonlite::fromJSON(res[[2]], simplifyVector = FALSE)$error
-    ipc_abort(err$message %||% "unknown error in the Go core", class = err$class, call = call)
-  }
-  ipc_decoded_to_df(res[[1]], call = call)
+  go_call(C_ipc_roundtrip_go, df_to_ipc(df, call = call), call = call)$table
 }

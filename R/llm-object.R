@@ -1,10 +1,11 @@
-# The result object (class "llm") and its tables, built from the engine's tables (ARCHITECTURE.md):
-# the answers table (one row per job), the questions table and the run metadata.
+# The result object (class "llm") and its tables, built from the tables the Go core builds from the
+# run (ARCHITECTURE.md): the rows of every job in their final order (with, for screen_errors(), the
+# rows of the result it repairs merged in), their aggregation, the questions and the run metadata.
 #
-# The tables are assembled in two steps. job_rows() turns engine answers into user-facing rows for
-# answered and failed jobs alike, carrying two internal columns (.record = the record's position in
-# the user's data, .failed). assemble_llm() then splits them into answer_data and error_data and
-# aggregates them. screen_errors() reuses both steps after merging the re-sent jobs.
+# R adds what is R's: result_rows() turns the rows into user-facing rows, with the user's columns,
+# study ids and text by record, carrying two internal columns (.record = the record's position in
+# the user's data, .failed); assemble_llm() splits them into answer_data and error_data and joins
+# the aggregation to the text of its records.
 
 # The spec section 2.3 columns in their order; which apply depends on the provider and arguments.
 # Custom tools add, after them, every argument of the model's call as JSON text.
@@ -45,9 +46,21 @@ result_layout <- function(arg_list) {
     token_info = isTRUE(arg_list$token_info),
     time_info = isTRUE(arg_list$time_info),
     custom_tools = !is.null(arg_list$tools),
-    aggregate = any(arg_list$reps > 1),
-    cutoffs = effective_cutoffs(arg_list$incl_cutoff_upper, arg_list$incl_cutoff_lower)
+    aggregate = any(arg_list$reps > 1)
   )
+}
+
+# The user-facing rows of a result, in the order of the engine's rows: this call's jobs from the
+# engine's columns, and the rows merged from the result a call repairs (old_row) as they were.
+result_rows <- function(answers, questions, records, layout, old_rows = NULL) {
+  if (is.null(answers[["old_row"]])) {
+    return(job_rows(answers, questions, records, layout))
+  }
+  new <- is.na(answers$old_row)
+  fresh <- job_rows(answers[new, , drop = FALSE], questions, records, layout)
+  old <- old_rows[answers$old_row[!new], , drop = FALSE]
+  rows <- rbind_job_rows(old, fresh)
+  rows[order(c(which(!new), which(new))), , drop = FALSE]
 }
 
 # User-facing rows of the jobs in an engine answers table.
@@ -56,7 +69,8 @@ result_layout <- function(arg_list) {
 job_rows <- function(answers, questions, records, layout) {
   rec <- as.integer(answers$record)
   n <- length(rec)
-  q <- questions$question[match(paste(rec, answers$promptid), paste(questions$record, questions$promptid))]
+  # The questions table is prompt-major: record r of prompt p is row (p - 1) * records + r.
+  q <- questions$question[(as.integer(answers$promptid) - 1L) * length(records$title) + rec]
   user <- if (ncol(records$user) > 0) as.list(records$user[rec, , drop = FALSE]) else list()
   failed <- as.logical(answers$failed)
   failed[is.na(failed)] <- TRUE
@@ -93,13 +107,15 @@ column_or_na <- function(df, name, na) {
   if (name %in% names(df)) df[[name]] else rep(na, nrow(df))
 }
 
-# Split rows into answer_data / error_data, aggregate, price: the components of an llm object.
-assemble_llm <- function(rows, price_data, run_date, layout, arg_list, run_info, record_ids) {
-  rows <- sort_rows(rows, layout)
+# Split rows into answer_data / error_data, join the aggregation, price: the components of an llm
+# object. `aggregated` is the engine's aggregation of the rows, `cutoffs` its effective cut-offs.
+assemble_llm <- function(rows, price_data, run_date, layout, arg_list, run_info, record_ids, aggregated = NULL,
+                         cutoffs = NULL) {
   failed <- rows$.failed
-  answer_data <- strip_internal(rows[!failed, , drop = FALSE], class = "llm_tbl")
+  # Without failures the rows are answer_data as they are: no copy of a large result.
+  answer_data <- strip_internal(if (any(failed)) rows[!failed, , drop = FALSE] else rows, class = "llm_tbl")
   error_data <- if (any(failed)) strip_internal(rows[failed, , drop = FALSE]) else NULL
-  aggregated <- if (layout$aggregate) aggregated_rows(rows, layout) else NULL
+  aggregated <- if (layout$aggregate) aggregated_rows(rows, layout, aggregated, cutoffs) else NULL
   price <- if (layout$token_info) price_data else NULL
   obj <- list(
     answer_data = answer_data,
@@ -115,20 +131,14 @@ assemble_llm <- function(rows, price_data, run_date, layout, arg_list, run_info,
   structure(obj, class = c("llm", "list"), arg_list = arg_list, run_info = run_info, record_ids = record_ids)
 }
 
-# The engine's order: prompt, model (the user's order), top_p (the user's order), record, repetition.
-sort_rows <- function(rows, layout) {
-  top_p_order <- if (layout$has_top_p) match(rows$top_p, layout$top_p) else rep(0L, nrow(rows))
-  ord <- order(rows$promptid, match(rows$model, layout$models), top_p_order, rows$.record, rows$n)
-  rows[ord, , drop = FALSE]
-}
-
 strip_internal <- function(rows, class = character()) {
   keep <- setdiff(names(rows), c(".record", ".failed"))
   out <- as.list(rows)[keep]
   tibble::new_tibble(out, nrow = nrow(rows), class = class)
 }
 
-# The engine's answers table (the columns aggregate_engine() needs) from user-facing rows.
+# The engine's answers columns of user-facing rows: what the engine merges and aggregates of the
+# rows of a result that screen_errors() repairs.
 engine_answers <- function(rows) {
   tibble::tibble(
     record = rows$.record,
@@ -145,12 +155,10 @@ engine_answers <- function(rows) {
   )
 }
 
-# answer_data_aggregated: one row per record x prompt x model x top_p, aggregated by the engine.
-aggregated_rows <- function(rows, layout) {
-  cut <- layout$cutoffs
-  agg <- aggregate_engine(engine_answers(rows), cut$upper, cut$lower)
-  first <- match(paste(agg$record, agg$promptid), paste(rows$.record, rows$promptid))
-  base <- as.list(rows[first, , drop = FALSE])
+# answer_data_aggregated: one row per record x prompt x model x top_p, as the engine aggregated
+# them, with the study id, text and user columns of the row each takes its record from.
+aggregated_rows <- function(rows, layout, agg, cutoffs) {
+  base <- as.list(rows[agg$first_row, , drop = FALSE])
   user <- base[setdiff(names(base), c(result_column_names(), ".record", ".failed"))]
   cols <- list(
     studyid = base$studyid,
@@ -171,8 +179,8 @@ aggregated_rows <- function(rows, layout) {
     submodel = as.character(agg$submodel)
   )
   out <- tibble::new_tibble(c(user, cols[aggregated_columns(layout)]), nrow = nrow(agg), class = "llm_agg_tbl")
-  attr(out, "incl_cutoff_upper") <- cut$upper
-  attr(out, "incl_cutoff_lower") <- cut$lower
+  attr(out, "incl_cutoff_upper") <- cutoffs$upper
+  attr(out, "incl_cutoff_lower") <- cutoffs$lower
   out
 }
 
@@ -195,23 +203,6 @@ price_data_rows <- function(price, spent = FALSE) {
     input_price_dollar = input,
     output_price_dollar = output,
     total_price_dollar = input + output
-  )
-}
-
-# Prices are additive per prompt x model x iterations: add a re-run's prices to the first run's.
-add_prices <- function(old, new) {
-  all <- rbind(old, new)
-  key <- paste(all$prompt, all$model, all$iterations, sep = "\r")
-  keys <- unique(key)
-  first <- match(keys, key)
-  sum_by <- function(x) as.numeric(vapply(keys, function(k) sum(x[key == k]), numeric(1)))
-  tibble::tibble(
-    prompt = all$prompt[first],
-    model = all$model[first],
-    iterations = all$iterations[first],
-    input_price_dollar = sum_by(all$input_price_dollar),
-    output_price_dollar = sum_by(all$output_price_dollar),
-    total_price_dollar = sum_by(all$total_price_dollar)
   )
 }
 

@@ -53,7 +53,8 @@ price_table <- function(call = rlang::caller_env()) {
 }
 
 check_user_prices <- function(user, call) {
-  fix <- c("i" = "Give a data frame with columns {.field model}, {.field input_per_million} and {.field output_per_million} (USD per million tokens), optionally {.field cached_input_per_million}, {.field cache_write_per_million} (provider B) and {.field provider} ({.val a}, {.val b} or {.val c}).")
+  letters <- names(providers())
+  fix <- c("i" = "Give a data frame with columns {.field model}, {.field input_per_million} and {.field output_per_million} (USD per million tokens), optionally {.field cached_input_per_million}, {.field cache_write_per_million} (provider B) and {.field provider} ({.or {.val {letters}}}).")
   if (!is.data.frame(user)) {
     abort_arg(c("The option {.code tabscreen.model_prizes} must be a data frame, not {.obj_type_friendly {user}}.", fix),
       class = "tabscreen_error_model_prizes", arg = "tabscreen.model_prizes", call = call)
@@ -86,7 +87,7 @@ check_user_prices <- function(user, call) {
     !is_nonneg(out$input_per_million) | !is_nonneg(out$output_per_million) |
     !(is.na(out$cached_input_per_million) | is_nonneg(out$cached_input_per_million)) |
     !(is.na(out$cache_write_5m_per_million) | is_nonneg(out$cache_write_5m_per_million)) |
-    !(is.na(out$provider) | out$provider %in% c("a", "b", "c"))
+    !(is.na(out$provider) | out$provider %in% letters)
   if (any(bad)) {
     abort_arg(c("Row{?s} {which(bad)} of the option {.code tabscreen.model_prizes} {?is/are} not valid.",
       "i" = "Each row needs a model name and prices that are numbers of at least 0.", fix),
@@ -153,231 +154,29 @@ closest_names <- function(x, candidates, n = 3) {
   candidates[ok[order(d[ok])]][seq_len(min(n, length(ok)))]
 }
 
-# The request settings of each model, from its rules and the user's arguments. `given` says which
-# of reasoning_effort, verbosity and top_p the user passed (missing() in the screening function):
-# a default the model cannot take is adapted (reasoning "none" when tools need it) or left out,
-# while an explicit value the model cannot take is an error.
-model_settings <- function(models, reasoning_effort, verbosity, top_p, given, call = rlang::caller_env()) {
-  settings <- vector("list", nrow(models))
-  for (i in seq_len(nrow(models))) {
-    m <- models[i, ]
-    if (is.na(m$force_class)) {
-      # custom model, or a price row without rules: send what the user gave
-      settings[[i]] <- list(
-        reasoning_effort = if (given$reasoning_effort) reasoning_effort else NULL,
-        verbosity = if (given$verbosity) verbosity else NULL,
-        send_top_p = given$top_p,
-        defaulted_none = FALSE
-      )
-      next
-    }
-    effort <- model_effort(m, reasoning_effort, given$reasoning_effort, call = call)
-    if (m$accepts_verbosity) {
-      verb <- verbosity
-    } else if (given$verbosity) {
-      abort_arg(
-        c("Model {.val {m$model}} does not take {.arg verbosity}.",
-          "i" = "Leave {.arg verbosity} out, or use a model of the GPT-5 or GPT-6 families."),
-        class = c("tabscreen_error_model_verbosity", "tabscreen_error_model"), arg = "verbosity", call = call
-      )
-    } else {
-      verb <- NULL
-    }
-    top_p_allowed <- m$top_p_ok && (is.null(effort) || identical(effort, "none"))
-    if (!top_p_allowed && any(top_p != 1)) {
-      with_effort <- if (is.null(effort)) "" else paste0(" with reasoning_effort \"", effort, "\"")
-      abort_arg(
-        c("Model {.val {m$model}} does not take a {.arg top_p} other than 1{with_effort}.",
-          "i" = "Keep {.code top_p = 1} for this model, or screen it in a separate call."),
-        class = c("tabscreen_error_model_top_p", "tabscreen_error_model"), arg = "top_p", call = call
-      )
-    }
-    settings[[i]] <- list(
-      reasoning_effort = effort, verbosity = verb, send_top_p = top_p_allowed,
-      defaulted_none = m$tools_need_none && !given$reasoning_effort
-    )
-  }
-  settings
-}
-
-model_effort <- function(m, reasoning_effort, given, call) {
-  if (!m$accepts_reasoning_field) {
-    if (given) {
-      abort_arg(
-        c("Model {.val {m$model}} is not a reasoning model and rejects the {.arg reasoning_effort} field.",
-          "i" = "Leave {.arg reasoning_effort} out for this model, or screen it in a separate call."),
-        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-      )
-    }
-    return(NULL)
-  }
-  values <- strsplit(m$reasoning_values, "|", fixed = TRUE)[[1]]
-  if (m$tools_need_none) {
-    if (!"none" %in% values) {
-      abort_arg(
-        c("Model {.val {m$model}} cannot call function tools through the Chat Completions endpoint.",
-          "x" = "With tools it needs {.code reasoning_effort = \"none\"}, which this model does not accept.",
-          "i" = "Use a model that does, e.g. {.val gpt-6-luna} or {.val gpt-6.1-terra}."),
-        class = c("tabscreen_error_model_tools", "tabscreen_error_model"), arg = "model", call = call
-      )
-    }
-    if (given && !identical(reasoning_effort, "none")) {
-      abort_arg(
-        c("Model {.val {m$model}} calls function tools on this endpoint only with {.code reasoning_effort = \"none\"}, not {.val {reasoning_effort}}.",
-          "i" = "Leave {.arg reasoning_effort} at its default or set it to {.val none}."),
-        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-      )
-    }
-    return("none")
-  }
-  if (!reasoning_effort %in% values) {
-    abort_arg(
-      c("Model {.val {m$model}} does not take {.code reasoning_effort = \"{reasoning_effort}\"}.",
-        "i" = "It takes {.or {.val {values}}}."),
-      class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-    )
-  }
-  reasoning_effort
-}
-
-# Spec section 8 guards of provider A, by the model's force class. A model without rules (a custom
-# model, or a user's price row) has no class: it gets the rule of providers B and C, at most 10
-# repetitions, so that no model of any provider escapes the guard.
-check_force_a <- function(models, reps, force, call = rlang::caller_env()) {
-  if (force) {
-    return(invisible())
-  }
-  for (i in seq_len(nrow(models))) {
-    class <- models$force_class[i]
-    if (is.na(class)) class <- "unknown"
-    limit <- switch(class, small_old = 10, large = 1, unknown = 10, Inf)
-    if (reps[i] > limit) {
-      what <- switch(class,
-        large = "a larger model, which is screened once per record",
-        small_old = "an older small model, which is screened at most 10 times per record",
-        "a model without known rules (a custom model), which is screened at most 10 times per record"
-      )
-      model <- models$model[i]
-      abort_arg(
-        c("{.arg reps}: {reps[i]} repetitions of model {.val {model}} are refused: it is {what}.",
-          "i" = "Set {.code force = TRUE} if you really mean it."),
-        class = "tabscreen_error_force", arg = "reps", call = call
-      )
-    }
-  }
-  invisible()
-}
-
-# Provider B: per model, the request that yields exactly one tool call (providers.md 0.2):
-# * effort: output_config.effort. "none" (thinking off) is sent as "low", the least effort; a model
-#   without the field (Haiku 4.5) gets none, and an explicit effort other than "none" is an error;
-#   an explicit effort the model does not take is an error, the default ("medium") is then left out.
-# * thinking: "disabled" when the model can turn thinking off at that effort and either "none" was
-#   asked or the built-in tool is forced; otherwise null (the model's default).
-# * forced_tool: the built-in tool is forced when the model accepts a forced tool choice and thinking
-#   is off (forced tool use and thinking do not mix). Otherwise the model gets tool_choice auto
-#   and an instruction to call the tool (the Go adapter), and an answer without the call is retried.
-# "none" for a model that cannot turn thinking off is an error. A custom model (or a price row
-# without rules) gets only what was given: an effort other than "none" is sent, and then the tool
-# is not forced (the model may think); "none" is sent as thinking "disabled".
-model_settings_b <- function(models, reasoning_effort, given, builtin, call = rlang::caller_env()) {
-  none <- identical(reasoning_effort, "none")
-  lapply(seq_len(nrow(models)), function(i) {
-    m <- models[i, ]
-    if (is.na(m$force_class)) {
-      effort <- if (given && !none) reasoning_effort else NULL
-      thinking <- if (given && none) "disabled" else NULL
-      return(list(
-        reasoning_effort = effort, thinking = thinking, forced_tool = builtin && is.null(effort),
-        allowance_effort = effort
-      ))
-    }
-    values <- split_values(m$reasoning_values)
-    if (!m$accepts_reasoning_field) {
-      if (given && !none) {
-        abort_arg(
-          c("Model {.val {m$model}} does not take a reasoning effort ({.field output_config.effort}).",
-            "i" = "Leave {.arg reasoning_effort} out or set it to {.val none} for this model, or screen it in a separate call."),
-          class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-        )
-      }
-      effort <- NULL
-    } else if (none) {
-      effort <- "low"
-    } else if (reasoning_effort %in% values) {
-      effort <- reasoning_effort
-    } else if (given) {
-      takes <- c(if (m$can_disable_thinking) "none", values)
-      abort_arg(
-        c("Model {.val {m$model}} does not take {.code reasoning_effort = \"{reasoning_effort}\"}.",
-          "i" = "It takes {.or {.val {takes}}}."),
-        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-      )
-    } else {
-      effort <- NULL
-    }
-    can_off <- m$can_disable_thinking && (is.null(effort) || effort %in% split_values(m$thinking_off_efforts))
-    if (none && m$thinking_default_on && !can_off) {
-      abort_arg(
-        c("Model {.val {m$model}} cannot turn thinking off, so it does not take {.code reasoning_effort = \"none\"}.",
-          "i" = "Use {.val low}, the least effort, or a model that can, e.g. {.val claude-haiku-5-5}."),
-        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-      )
-    }
-    want_forced <- builtin && m$forced_tool_ok
-    thinking <- if (can_off && (none || want_forced)) "disabled" else NULL
-    thinking_off <- identical(thinking, "disabled") || !m$thinking_default_on
-    list(
-      reasoning_effort = effort, thinking = thinking, forced_tool = want_forced && thinking_off,
-      allowance_effort = if (thinking_off) NULL else effort %||% "high"
-    )
+# Each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
+# tool), decided in the Go core by the provider's policy (golib/provider, next to its adapter) from
+# the model's rules and the user's arguments. `given` says which of reasoning_effort, verbosity and
+# top_p the user passed: a default the model cannot take is adapted or left out, an explicit value
+# it cannot take is an argument error. Returns one list per model (the fields of
+# provider.ModelSettings).
+model_settings <- function(models, provider, reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(),
+                           builtin = TRUE, call = rlang::caller_env()) {
+  rule_cols <- c("reasoning_values", "tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
+    "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")
+  policy_models <- lapply(seq_len(nrow(models)), function(i) {
+    # A custom model, or a price row without rules, has no force class and no rules.
+    rules <- if (is.na(models$force_class[i])) NULL else as.list(models[i, rule_cols])
+    list(name = models$model[i], rules = rules)
   })
-}
-
-# Provider C: reasoning_effort ("none" or "high") goes only to models whose rules take the field,
-# since the others may answer 422; for them "none" is left out and "high" is an error. top_p goes to
-# every known model (it is part of the protocol), to custom models only when given.
-model_settings_c <- function(models, reasoning_effort, top_p, given, call = rlang::caller_env()) {
-  lapply(seq_len(nrow(models)), function(i) {
-    m <- models[i, ]
-    if (is.na(m$force_class)) {
-      return(list(
-        reasoning_effort = if (given$reasoning_effort) reasoning_effort else NULL,
-        send_top_p = given$top_p
-      ))
-    }
-    if (m$accepts_reasoning_field) {
-      values <- split_values(m$reasoning_values)
-      if (!reasoning_effort %in% values) {
-        abort_arg(
-          c("Model {.val {m$model}} does not take {.code reasoning_effort = \"{reasoning_effort}\"}.",
-            "i" = "It takes {.or {.val {values}}}."),
-          class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-        )
-      }
-      effort <- reasoning_effort
-    } else if (!identical(reasoning_effort, "none")) {
-      abort_arg(
-        c("Model {.val {m$model}} does not reason and is not sent {.arg reasoning_effort}, so it cannot take {.val {reasoning_effort}}.",
-          "i" = "Leave {.arg reasoning_effort} at {.val none} for this model, or use a reasoning model such as {.val mistral-small-latest}."),
-        class = c("tabscreen_error_model_reasoning", "tabscreen_error_model"), arg = "reasoning_effort", call = call
-      )
-    } else {
-      effort <- NULL
-    }
-    if (!m$top_p_ok && any(top_p != 1)) {
-      abort_arg(
-        c("Model {.val {m$model}} does not take a {.arg top_p} other than 1.",
-          "i" = "Keep {.code top_p = 1} for this model, or screen it in a separate call."),
-        class = c("tabscreen_error_model_top_p", "tabscreen_error_model"), arg = "top_p", call = call
-      )
-    }
-    list(reasoning_effort = effort, send_top_p = m$top_p_ok)
-  })
-}
-
-split_values <- function(x) {
-  if (is.na(x) || !nzchar(x)) character() else strsplit(x, "|", fixed = TRUE)[[1]]
+  args <- list(
+    reasoning_effort = reasoning_effort, verbosity = verbosity %||% "", top_p = I(as.numeric(top_p)),
+    given = list(reasoning_effort = isTRUE(given$reasoning_effort), verbosity = isTRUE(given$verbosity),
+      top_p = isTRUE(given$top_p)),
+    builtin = builtin
+  )
+  request <- list(op = "settings", provider = provider, models = policy_models, args = args)
+  go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE, call = call)$meta$settings
 }
 
 # Spec section 8 guards of providers B and C: more than 10 repetitions of a model, or an estimated
@@ -407,41 +206,43 @@ check_force_bc <- function(models, reps, estimate, force, call = rlang::caller_e
   invisible()
 }
 
-# Rough completion tokens per answer: about 10 for the decision, more with a description, plus the
-# reasoning the effort buys (0 for "none" or a model without reasoning).
-completion_allowance <- function(effort, decision_description) {
-  reasoning <- if (is.null(effort)) {
-    0
-  } else {
-    c(none = 0, minimal = 20, low = 60, medium = 200, high = 480, xhigh = 1000, max = 2000)[[effort]]
-  }
-  10 + (if (decision_description) 120 else 0) + reasoning
-}
-
-# The effort that sizes the reasoning of a model's answers: its own setting where the model's
-# settings say (provider B, whose thinking may be off whatever the effort), else reasoning_effort.
-allowance_effort <- function(s) {
-  if ("allowance_effort" %in% names(s)) s$allowance_effort else s$reasoning_effort
-}
-
-# Pre-run price estimate: input tokens ~ characters / 4 of the prompt and the record, plus about
-# 150 tokens of tool schema and framing per request; output tokens from completion_allowance().
-# Returns a data frame per model: requests, input and output tokens and the price (NA when unknown).
+# Pre-run price estimate (screen.Estimate in the Go core): input tokens ~ characters / 4 of the
+# prompt and the record, plus about 150 tokens of tool schema and framing per request; output
+# tokens from the effort that sizes each model's reasoning. Returns a data frame per model:
+# requests, input and output tokens and the price (NA when unknown).
 estimate_price <- function(records, prompts, models, settings, reps, n_top_p, decision_description) {
-  record_chars <- sum(field_chars(records$title) + field_chars(records$abstract))
-  n <- nrow(records)
-  per_prompt_chars <- sum(nchar(prompts)) * n + length(prompts) * record_chars
-  requests <- length(prompts) * n * n_top_p * reps
-  input <- (per_prompt_chars / 4 + 150 * length(prompts) * n) * n_top_p * reps
-  output <- requests * vapply(settings, function(s) completion_allowance(allowance_effort(s), decision_description), numeric(1))
+  fields <- field_table(list(title = records$title, abstract = records$abstract))
+  estimate_from_chars(sum(fields$title_chars, fields$abstract_chars), nrow(records), prompts, models, settings,
+    reps, n_top_p, decision_description)
+}
+
+# The estimate of a screening's records, whose characters screening_records() counted.
+estimate_records <- function(rec, prompts, models, settings, reps, n_top_p, decision_description) {
+  estimate_from_chars(rec$chars, nrow(rec$data), prompts, models, settings, reps, n_top_p, decision_description)
+}
+
+estimate_from_chars <- function(record_chars, n_records, prompts, models, settings, reps, n_top_p, decision_description) {
+  estimate_models <- lapply(seq_len(nrow(models)), function(i) {
+    list(name = models$model[i], reps = reps[i], price_in = models$price_in[i], price_out = models$price_out[i],
+      settings = settings[[i]])
+  })
+  request <- list(op = "estimate", estimate = list(prompts = I(prompts), records = n_records, record_chars = record_chars,
+    top_p_values = n_top_p, decision_description = decision_description, models = estimate_models))
+  rows <- go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE)$meta$estimate
   data.frame(
     model = models$model,
-    requests = requests,
-    input_tokens = input,
-    output_tokens = output,
-    price = (input * models$price_in + output * models$price_out) / 1e6,
+    requests = vapply(rows, function(r) r$requests, numeric(1)),
+    input_tokens = vapply(rows, function(r) r$input_tokens, numeric(1)),
+    output_tokens = vapply(rows, function(r) r$output_tokens, numeric(1)),
+    price = vapply(rows, function(r) r$price %||% NA_real_, numeric(1)),
     stringsAsFactors = FALSE
   )
+}
+
+# Rough completion tokens per answer, as the estimate counts them: those of one request.
+completion_allowance <- function(effort, decision_description) {
+  one <- data.frame(model = "m", price_in = NA_real_, price_out = NA_real_)
+  estimate_from_chars(0, 1, "", one, list(list(reasoning_effort = effort)), 1, 1, decision_description)$output_tokens
 }
 
 inform_estimate <- function(estimate, n_records, messages) {
@@ -474,20 +275,17 @@ format_tokens <- function(x) {
   format(round(x), big.mark = ",", scientific = FALSE, trim = TRUE)
 }
 
-# Title or abstract as the model sees it: blank values become "No information" (the same rule as
-# Field() in golib/screen/question.go: missing, only white space, or the literal "NA").
-# The Go core's rule (screen.Field): missing, nothing but white space, or the text "NA". Long
-# texts are only searched for one character that is not white space: rewriting every abstract with
-# a regular expression took most of the time of a large run. Only short ones can read "NA".
-is_blank_field <- function(x) {
-  blank <- is.na(x) | !grepl("[^\\s\\p{Z}]", x, perl = TRUE)
-  short <- which(!blank & nchar(x, type = "bytes") <= 32)
-  blank[short] <- trimws(gsub("[\\s\\p{Z}]+", " ", x[short], perl = TRUE)) == "NA"
-  blank
+# Whether titles or abstracts are blank (missing, nothing but white space, or the text "NA"), as
+# the Go core decides when it builds the questions, and their length as the estimate counts it (a
+# blank field is sent as "No information"). `columns` is a named list of character vectors; the
+# result has the columns <name>_blank and <name>_chars.
+# `columns` may also be an Arrow IPC stream already made, with the names of the columns to read.
+field_table <- function(columns, names = NULL, call = rlang::caller_env()) {
+  ipc <- if (is.raw(columns)) columns else df_to_ipc(as.data.frame(columns, stringsAsFactors = FALSE, optional = TRUE), call = call)
+  request <- list(op = "fields", columns = I(names %||% character()))
+  go_call(C_preflight, as.character(to_json(request)), ipc, call = call)$table
 }
 
-# Characters of a field as the model sees it, for the price estimate: a blank field is sent as
-# "No information"; white space is counted as it is (an estimate needs no exact count).
-field_chars <- function(x) {
-  ifelse(is_blank_field(x), nchar("No information"), nchar(x))
-}
+is_blank_field <- function(x) field_table(list(text = as.character(x)))$text_blank
+
+field_chars <- function(x) as.numeric(field_table(list(text = as.character(x)))$text_chars)

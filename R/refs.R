@@ -296,13 +296,9 @@ refs_tibble <- function(cols, n) {
 # reader returns it, list(columns, nrow, error) (a tibble per chunk of a file would cost more
 # than the file's parsing).
 refs_call <- function(request, table = raw(), call = rlang::caller_env(), file = NULL) {
-  out <- .Call(C_refs, as.character(to_json(request)), table)
-  meta <- from_json(out[[1]], simplify = FALSE)
-  if (!is.null(meta$error)) {
-    abort_refs_read(meta$error, file, call)
-  }
-  if (!is.null(out[[2]][[3]])) ipc_abort(out[[2]][[3]], call = call)
-  list(meta = meta, table = out[[2]])
+  out <- go_call(C_refs, as.character(to_json(request)), table, simplify = FALSE, decode = FALSE,
+                 on_error = function(err) abort_refs_read(err, file, call), call = call)
+  list(meta = out$meta, table = out$table)
 }
 
 check_ref_files <- function(files, call) {

@@ -184,10 +184,9 @@ screen_review_decisions <- function(x, reviewer = NULL, store = NULL) {
   if (!file.exists(target$path)) {
     return(review_empty_decisions())
   }
-  out <- .Call(C_review, as.character(to_json(list(op = "decisions", path = target$path, run_id = target$run_id))))
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, call)
-  d <- tibble::as_tibble(ipc_decoded_to_df(out[[2]]))
+  out <- go_call(C_review, as.character(to_json(list(op = "decisions", path = target$path, run_id = target$run_id))),
+                 call = call)
+  d <- tibble::as_tibble(out$table)
   d$group <- NULL
   d$decided_at <- as.POSIXct(d$decided_at, format = "%Y-%m-%dT%H:%M:%OSZ", tz = "UTC")
   if (!is.null(reviewer)) {
@@ -422,13 +421,12 @@ review_audit_spec <- function(rev, audit, seed, call) {
   } else {
     list(op = "audit", path = rev$path, run_id = rev$run_id, seed = if (is.null(seed)) 0 else seed, size = audit)
   }
-  out <- .Call(C_review, as.character(to_json(request)))
-  spec <- from_json(out[[1]])
-  if (!is.null(spec$error) && identical(spec$error$class, "tabscreen_error_review_audit")) {
-    abort_arg(spec$error$message, class = c("tabscreen_error_review_audit", "tabscreen_error_review"),
-      arg = "audit", call = call)
-  }
-  abort_on_go_error(spec, call)
+  spec <- go_call(C_review, as.character(to_json(request)), call = call, on_error = function(err) {
+    if (identical(err$class, "tabscreen_error_review_audit")) {
+      abort_arg(err$message, class = c("tabscreen_error_review_audit", "tabscreen_error_review"),
+        arg = "audit", call = call)
+    }
+  })$meta
   if (is.null(spec$seed)) {
     return(NULL)
   }

@@ -10,20 +10,36 @@ poll_interval <- 0.05
 NULL
 
 # Starts a screening in Go and waits for it. See ARCHITECTURE.md for the tables and options.
+# `records` is the engine's records table: a data frame, or an environment whose `raw` holds it as
+# an Arrow IPC stream (engine_records_ipc()), which is removed once Go has its copy.
 # On Ctrl-C the run is cancelled and this returns normally with meta$state == "cancelled": every
 # answer already received is kept, every other job is failed with its reason.
+# `merge`: NULL, or the engine columns of the rows of a result screen_errors() repairs, as an IPC
+# stream: the engine merges them into the rows and the aggregation it returns.
 run_engine <- function(records, options, api_key, callbacks = list(), progress = TRUE,
-                       messages = TRUE, call = rlang::caller_env()) {
+                       messages = TRUE, call = rlang::caller_env(), merge = NULL) {
   callbacks <- callbacks[!vapply(callbacks, is.null, logical(1))]
   options$r_callbacks <- list(
     is_transient = is.function(callbacks$is_transient),
     backoff = is.function(callbacks$backoff),
     after = is.function(callbacks$after)
   )
-  ipc <- df_to_ipc(records[intersect(c("title", "abstract", "studyid"), names(records))])
+  if (is.environment(records)) {
+    ipc <- records$raw
+    on.exit(if (exists("raw", envir = records, inherits = FALSE)) rm("raw", envir = records), add = TRUE)
+  } else {
+    ipc <- df_to_ipc(records[intersect(c("title", "abstract", "studyid"), names(records))])
+  }
   json <- as.character(to_json(options))
-  started <- from_json(.Call(C_run_start, ipc, json, api_key))
-  abort_on_go_error(started, call)
+  started <- go_call(C_run_start, ipc, json, api_key, call = call)$meta
+  # Go has what it needs of the records: free R's copy now, not at some later collection (a large
+  # screening's text would otherwise be held twice while it runs).
+  large <- length(ipc) > 5e7
+  rm(ipc)
+  if (is.environment(records)) {
+    rm("raw", envir = records)
+    if (large) gc(verbose = FALSE)
+  }
   handle <- as.numeric(started$handle)
   inform_store(started$store, messages)
 
@@ -36,8 +52,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   repeat {
     state <- tryCatch(
       {
-        st <- from_json(.Call(C_run_poll, handle), simplify = FALSE)
-        abort_on_go_error(st, call)
+        st <- go_call(C_run_poll, handle, simplify = FALSE, call = call)$meta
         answer_callbacks(handle, st$callbacks, callbacks)
         if (progress) bar <- show_progress(bar, st)
         if (!identical(st$state, "finished")) Sys.sleep(poll_interval)
@@ -50,15 +65,14 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
     )
     if (interrupted || identical(state$state, "finished")) break
   }
-  if (interrupted) .Call(C_run_cancel, handle)
+  if (interrupted) go_call(C_run_cancel, handle, call = call)
   if (!is.null(bar)) cli::cli_progress_done(id = bar)
 
-  out <- .Call(C_run_result, handle)
+  out <- go_call(C_run_result, handle, merge, call = call)
   collected <- TRUE
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, call)
+  meta <- out$meta
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
-  list(answers = ipc_decoded_to_df(out[[2]]), questions = ipc_decoded_to_df(out[[3]]), meta = meta)
+  list(answers = out$table, aggregated = out$table2, questions = out$table3, meta = meta)
 }
 
 # Says that a run resumes, takes a completed run's answers, or that an identical completed run exists.
@@ -80,7 +94,8 @@ inform_store <- function(store, messages) {
   invisible()
 }
 
-# Spec section 3 aggregation, computed by Go on an answers table.
+# Spec section 3 aggregation, computed by Go on an answers table (a screening aggregates its own
+# rows in Go; this is the rule applied to a table, for its tests).
 aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lower = NULL) {
   cols <- c("record", "promptid", "model", "top_p", "n", "decision_binary",
             "detailed_description", "confidence", "submodel")
@@ -93,20 +108,18 @@ aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lowe
   }
   for (col in cols) storage.mode(answers[[col]]) <- storage.mode(template[[col]])
   opts <- to_json(list(incl_cutoff_upper = incl_cutoff_upper, incl_cutoff_lower = incl_cutoff_lower))
-  out <- .Call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, rlang::caller_env())
-  agg <- ipc_decoded_to_df(out[[2]])
-  attr(agg, "incl_cutoff_upper") <- meta$incl_cutoff_upper
-  attr(agg, "incl_cutoff_lower") <- meta$incl_cutoff_lower
+  out <- go_call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
+  agg <- out$table
+  attr(agg, "incl_cutoff_upper") <- out$meta$incl_cutoff_upper
+  attr(agg, "incl_cutoff_lower") <- out$meta$incl_cutoff_lower
   agg
 }
 
 # Cancels a run that R left early (an error in a callback or in this loop) and waits for Go to
 # finish it, so no goroutine or connection outlives the call.
 release_run <- function(handle) {
-  .Call(C_run_cancel, handle)
-  try(.Call(C_run_result, handle), silent = TRUE)
+  go_call(C_run_cancel, handle)
+  try(go_call(C_run_result, handle, NULL), silent = TRUE)
   invisible()
 }
 
@@ -127,8 +140,7 @@ answer_callbacks <- function(handle, pending, callbacks) {
     if (!nzchar(reply$error)) reply$value <- callback_value(cb$kind, value)
     reply
   })
-  res <- from_json(.Call(C_run_reply, handle, as.character(to_json(replies))))
-  abort_on_go_error(res, rlang::caller_env())
+  go_call(C_run_reply, handle, as.character(to_json(replies)))
   invisible()
 }
 
@@ -194,31 +206,6 @@ price_rows <- function(rows) {
   rows$promptid <- as.integer(rows$promptid)
   rows$iterations <- as.integer(rows$iterations)
   rows[c("promptid", "model", "iterations", prices)]
-}
-
-to_json <- function(x) {
-  jsonlite::toJSON(x, auto_unbox = TRUE, null = "null", na = "null", digits = NA)
-}
-
-from_json <- function(x, simplify = TRUE) {
-  jsonlite::fromJSON(x, simplifyVector = simplify)
-}
-
-abort_on_go_error <- function(x, call) {
-  err <- x$error
-  if (is.null(err)) return(invisible())
-  # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
-  rlang::abort(c(err$message, store_error_hint(err$class)), class = c(err$class, "tabscreen_error"), call = call)
-}
-
-# The Go default retry rule applied to an httr2 response (tests compare it with llm_is_transient()).
-go_is_transient <- function(resp) {
-  headers <- lapply(resp$headers, function(v) paste(v, collapse = ", "))
-  if (length(headers) == 0) headers <- structure(list(), names = character())
-  out <- from_json(.Call(C_is_transient, as.integer(resp$status_code),
-                         as.character(to_json(headers)), resp$body %||% raw()))
-  abort_on_go_error(out, rlang::caller_env())
-  out$transient
 }
 
 # The concurrency cap: option tabscreen.max_active, else a default the engine derives from rpm

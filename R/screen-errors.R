@@ -70,8 +70,9 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
   for (arg in c("is_transient", "backoff", "after")) check_callback(get(arg), arg, call = call)
   dots <- check_dots(args$provider, rlang::list2(...), call = call)
-  if (identical(args$provider, "b")) {
-    check_sampling_b(args$model, isTRUE(args$custom_model), utils::modifyList(args$dots %||% list(), dots), call = call)
+  check_body <- provider_r(args$provider)$check_body
+  if (!is.null(check_body)) {
+    check_body(args$model, isTRUE(args$custom_model), utils::modifyList(args$dots %||% list(), dots), call = call)
   }
   if (!is.null(api_key)) check_api_key(api_key, provider_env_var(args$provider), call = call)
   errors <- object$error_data
@@ -136,25 +137,4 @@ rbind_job_rows <- function(old, new) {
   old <- as.data.frame(old, stringsAsFactors = FALSE)[names(new)]
   out <- rbind(old, as.data.frame(new, stringsAsFactors = FALSE))
   tibble::new_tibble(as.list(out), nrow = nrow(out))
-}
-
-provider_key <- function(provider) {
-  switch(provider,
-    a = get_api_key(),
-    b = get_api_key_b(),
-    c = get_api_key_c()
-  )
-}
-
-provider_env_var <- function(provider) {
-  paste0("PROVIDER_", toupper(provider), "_API_KEY")
-}
-
-reserved_body <- function(provider) {
-  switch(provider,
-    a = reserved_body_a,
-    b = reserved_body_b,
-    c = reserved_body_c,
-    c(model = "Use the {.arg model} argument.")
-  )
 }

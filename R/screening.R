@@ -28,7 +28,10 @@ screening_records <- function(data, studyid, title, abstract, call) {
   check_studyid(ids, studyid_col %||% "studyid", call = call)
   titles <- text_column(data[[title_col]], title_col, "title", ids, call = call)
   abstracts <- text_column(data[[abstract_col]], abstract_col, "abstract", ids, call = call)
-  blank <- list(title = is_blank_field(titles), abstract = is_blank_field(abstracts))
+  # The records as the engine reads them, encoded once: for the blank fields here and for the run.
+  ipc <- engine_records_ipc(ids, titles, abstracts, call = call)
+  fields <- field_table(ipc$raw, c("title", "abstract"), call = call)
+  blank <- list(title = fields$title_blank, abstract = fields$abstract_blank)
   if (all(blank$title & blank$abstract)) {
     abort_arg(
       c("Every record of {.arg data} has a blank title and a blank abstract: there is nothing to screen.",
@@ -45,13 +48,20 @@ screening_records <- function(data, studyid, title, abstract, call) {
     ids = ids,
     titles = titles,
     abstracts = abstracts,
-    blank = blank
+    blank = blank,
+    chars = sum(as.numeric(fields$title_chars), as.numeric(fields$abstract_chars)),
+    ipc = ipc
   )
 }
 
-# The records as the engine and the price estimate see them.
-engine_records <- function(rec) {
-  data.frame(title = rec$titles, abstract = rec$abstracts, stringsAsFactors = FALSE)
+# The records table of the engine (ARCHITECTURE.md, "Tables") as an Arrow IPC stream, in an
+# environment (`raw`): run_engine() removes it once Go has its copy, which frees it for every frame
+# that holds the environment (a large screening's text would otherwise stay in R twice).
+engine_records_ipc <- function(studyid, title, abstract, call = rlang::caller_env()) {
+  holder <- new.env(parent = emptyenv())
+  holder$raw <- df_to_ipc(data.frame(title = title, abstract = abstract, studyid = as.character(studyid),
+    stringsAsFactors = FALSE), call = call)
+  holder
 }
 
 # The logical flags every operation checks first.
@@ -59,9 +69,16 @@ common_flags <- c("time_info", "token_info", "progress", "decision_description",
   "custom_model", "overinclusive")
 
 # The records, then the prompts x models grid: the inputs every operation checks, in that order.
-screening_inputs <- function(data, studyid, title, abstract, prompt, model, reps, rpm, call) {
-  list(rec = screening_records(data, studyid, title, abstract, call = call),
-       grid = check_grid(prompt, model, reps, rpm, call = call))
+# `call` is the screening function's frame: its `data`, `prompt`, `model`, `reps` and `rpm` are
+# read there, and the checked `prompt` (UTF-8), `reps` and `rpm` (one value per model) written
+# back, as the arguments kept in the result hold them.
+screening_inputs <- function(call, studyid, title, abstract) {
+  rec <- screening_records(call$data, studyid, title, abstract, call = call)
+  grid <- check_grid(call$prompt, call$model, call$reps, call$rpm, call = call)
+  call$prompt <- grid$prompt
+  call$reps <- grid$reps
+  call$rpm <- grid$rpm
+  list(rec = rec, grid = grid)
 }
 
 # Prompts, models, reps and rpm. Returns the prompts as UTF-8, reps and rpm with one value per
@@ -101,18 +118,16 @@ check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
   api_key
 }
 
-# The "models" entries of the run options: name, reps and rpm, the settings named in `fields`
-# (from the provider's model_settings*()), and the prices (price_cache_write for provider B).
-model_options <- function(models, settings, reps, rpm, fields = c("reasoning_effort", "verbosity", "send_top_p"),
-                          cache_write = FALSE) {
+# The "models" entries of the run options: name, reps and rpm, then the fields the registry names
+# for the provider (model_fields): the request settings its policy decided (model_settings()) and
+# the prices.
+model_options <- function(provider, models, settings, reps, rpm) {
+  fields <- unlist(provider_info(provider)$model_fields)
   lapply(seq_len(nrow(models)), function(i) {
-    c(
-      list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]),
-      settings[[i]][fields],
-      list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i]),
-      if (cache_write) list(price_cache_write = models$price_cache_write[i]),
-      list(price_out = models$price_out[i])
-    )
+    prices <- list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i],
+      price_cache_write = models$price_cache_write[i], price_out = models$price_out[i])
+    values <- c(settings[[i]], prices)
+    c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields])
   })
 }
 
@@ -173,7 +188,8 @@ launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
   }
   inform_estimate(estimate, nrow(rec$data), messages)
   run_screening(
-    records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user),
+    records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user,
+      ipc = rec$ipc),
     options = options, api_key = api_key, arg_list = arg_list, record_ids = rec$ids, call = call
   )
 }
@@ -228,14 +244,19 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     backoff = arg_list$backoff,
     after = arg_list$after
   )
-  engine_records <- data.frame(title = records$title, abstract = records$abstract,
-    studyid = as.character(records$studyid), stringsAsFactors = FALSE)
+  ipc <- records$ipc %||% engine_records_ipc(records$studyid, records$title, records$abstract, call = call)
   options$store <- run_store(arg_list, records, merge_into, call)
-  res <- run_engine(engine_records, options, api_key,
-    callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call)
   layout <- result_layout(arg_list)
+  # What the engine builds of the result: the aggregation, and what it merges of the result a call
+  # repairs (its prices here, its answered rows as a table).
+  options$result <- list(aggregate = layout$aggregate, incl_cutoff_upper = arg_list$incl_cutoff_upper,
+    incl_cutoff_lower = arg_list$incl_cutoff_lower,
+    price = if (!is.null(merge_into)) merge_price_rows(merge_into$price))
+  merge <- if (!is.null(merge_into) && nrow(merge_into$rows) > 0) df_to_ipc(engine_answers(merge_into$rows))
+  res <- run_engine(ipc, options, api_key,
+    callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
   meta <- res$meta
-  rows <- job_rows(res$answers, res$questions, records, layout)
+  rows <- result_rows(res$answers, res$questions, records, layout, merge_into$rows)
   price <- price_data_rows(meta$price_data)
   spent <- price_data_rows(meta$price_data, spent = TRUE)
   # price_data is the whole run's; what this call sent and spent is said apart, as a resumed run's
@@ -248,16 +269,22 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   )
   run_date <- meta$run_date
   if (!is.null(merge_into)) {
-    rows <- rbind_job_rows(merge_into$rows, rows)
-    # The re-sent jobs' rows carry what the first call spent on them, which its price_data holds.
-    price <- add_prices(merge_into$price, spent)
     run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
     run_info$total <- nrow(rows)
     run_date <- merge_into$run_date %||% run_date
   }
-  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids)
+  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids, res$aggregated, meta$cutoffs)
   if (!is.null(meta$store)) attr(obj, "store") <- meta$store[c("path", "run_id", "fingerprint")]
   finish_run(obj, meta, call)
+}
+
+# The price_data of a result being repaired, as the engine adds to it (promptid for prompt).
+merge_price_rows <- function(price) {
+  if (is.null(price) || nrow(price) == 0) return(list())
+  lapply(seq_len(nrow(price)), function(i) {
+    list(promptid = as.integer(price$prompt[i]), model = price$model[i], iterations = as.integer(price$iterations[i]),
+      input_price_dollar = price$input_price_dollar[i], output_price_dollar = price$output_price_dollar[i])
+  })
 }
 
 # The store settings of a run: a new call's, or, for screen_errors(), the run of the result it
@@ -265,12 +292,13 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
 # are mapped back).
 run_store <- function(arg_list, records, merge_into, call) {
   settings <- store_settings(call)
-  if (is.null(settings) || is.null(merge_into)) return(settings)
+  if (is.null(merge_into)) return(settings)
   previous <- merge_into$store
   if (!is.null(previous$run_id)) {
     settings$path <- previous$path
     settings$run_id <- previous$run_id
     settings$fingerprint <- previous$fingerprint
+    settings$temporary <- FALSE
   }
   settings$record_index <- I(as.integer(records$index))
   settings

@@ -21,8 +21,9 @@
 #' @section Where the store is:
 #' `options(tabscreen.store = path)` chooses the file (a folder means the file `answers.sqlite`
 #' in it); the default is `answers.sqlite` in `tools::R_user_dir("tabscreen", "data")`.
-#' `options(tabscreen.store = FALSE)` turns the store off: nothing is written and nothing can be
-#' resumed. Several R sessions can share one store, also at the same time.
+#' `options(tabscreen.store = FALSE)` turns the store off: nothing is kept (the run's answers pass
+#' through a temporary file, removed as soon as the result is built) and nothing can be resumed.
+#' Several R sessions can share one store, also at the same time.
 #'
 #' @section Runs and resuming:
 #' A run is identified by a fingerprint of everything that decides its answers: the provider and
@@ -133,22 +134,25 @@ screen_store_delete <- function(run_id, store = NULL) {
     abort_arg("The answer store {.file {path}} does not exist.", class = "tabscreen_error_store_run",
       arg = "store", call = call)
   }
-  out <- from_json(.Call(C_store, as.character(to_json(list(op = "delete", path = path, run_id = as.list(ids)))))[[1]])
-  abort_on_go_error(out, call)
+  out <- go_call(C_store, as.character(to_json(list(op = "delete", path = path, run_id = as.list(ids)))), call = call)$meta
   cli::cli_inform(c("v" = "Deleted {out$deleted} run{?s} from {.file {path}}."), class = "tabscreen_message")
   invisible(out$deleted)
 }
 
-# The store a screening writes into: NULL (off) or list(path, reuse).
+# The store a screening writes into: list(path, reuse, temporary). With the store off the run
+# still goes through one, the same path as ever, in a temporary file that the Go core removes
+# once the result is built: nothing is kept and nothing can be resumed.
 store_settings <- function(call = rlang::caller_env()) {
   path <- configured_store(call)
-  if (is.null(path)) return(NULL)
+  if (is.null(path)) {
+    return(list(path = tempfile("tabscreen-run-", fileext = ".sqlite"), reuse = FALSE, temporary = TRUE))
+  }
   reuse <- getOption("tabscreen.store_reuse", FALSE)
   if (!rlang::is_bool(reuse)) {
     tabscreen_abort("{.code options(tabscreen.store_reuse)} must be {.code TRUE} or {.code FALSE}.",
       class = "tabscreen_error_store", call = call)
   }
-  list(path = path, reuse = reuse)
+  list(path = path, reuse = reuse, temporary = FALSE)
 }
 
 # The path options(tabscreen.store) names, or NULL when the store is off.
@@ -211,10 +215,7 @@ store_run <- function(run_id, store, call = rlang::caller_env()) {
 }
 
 store_call <- function(request, call = rlang::caller_env()) {
-  out <- .Call(C_store, as.character(to_json(request)))
-  meta <- from_json(out[[1]])
-  abort_on_go_error(meta, call)
-  tibble::as_tibble(ipc_decoded_to_df(out[[2]]))
+  tibble::as_tibble(go_call(C_store, as.character(to_json(request)), call = call)$table)
 }
 
 empty_runs <- function() {

@@ -13,8 +13,9 @@
 #'    stops at once instead of retrying the same refusal for every record.
 #' 4. Anything else is not transient.
 #'
-#' The Go engine applies the same rule itself when `is_transient = llm_is_transient` (the default),
-#' so the default costs no call into R; pass your own function to change the rule.
+#' The rule is the Go engine's own: `llm_is_transient()` asks the engine, which applies it itself
+#' when `is_transient = llm_is_transient` (the default), so the default costs no call into R; pass
+#' your own function to change the rule.
 #'
 #' @param resp An HTTP response, as made by [httr2::response()].
 #' @return `TRUE` or `FALSE`.
@@ -45,64 +46,15 @@ llm_is_transient <- function(resp) {
       class = "tabscreen_error_response", arg = "resp"
     )
   }
-  should_retry <- header_value(resp, "x-should-retry")
-  if (identical(should_retry, "true")) {
-    return(TRUE)
-  }
-  if (identical(should_retry, "false")) {
-    return(FALSE)
-  }
-  status <- resp$status_code
-  if (status %in% c(408L, 409L, 500L, 502L, 503L, 504L, 529L)) {
-    return(TRUE)
-  }
-  if (status == 429L) {
-    return(!is_quota_exhausted(resp))
-  }
-  FALSE
+  go_is_transient(resp)
 }
 
-# A 429 that means money or allowance, not pace (the same rule as provider.IsQuotaExhausted in Go).
-is_quota_exhausted <- function(resp) {
-  if (identical(header_value(resp, "x-ratelimit-limit-req-minute"), "0")) {
-    return(TRUE)
-  }
-  err <- response_json(resp)$error
-  if (!is.list(err)) {
-    return(FALSE)
-  }
-  quota <- c("insufficient_quota", "credit_balance_exhausted")
-  code <- err$code
-  type <- err$type
-  (is.character(code) && length(code) == 1 && code %in% quota) ||
-    (is.character(type) && length(type) == 1 && type %in% quota)
-}
-
-# One header's value (header names are case-insensitive), or NULL.
-header_value <- function(resp, name) {
-  headers <- resp$headers
-  if (length(headers) == 0) {
-    return(NULL)
-  }
-  hit <- which(tolower(names(headers)) == tolower(name))
-  if (length(hit) == 0) {
-    return(NULL)
-  }
-  value <- headers[[hit[1]]]
-  if (length(value) != 1 || is.na(value)) {
-    return(NULL)
-  }
-  trimws(as.character(value))
-}
-
-# The body parsed as JSON, or NULL when it is empty or not JSON. Never an error: the predicate runs
-# on whatever a provider or a proxy sends back.
-response_json <- function(resp) {
+# The engine's retry rule (provider.IsTransient) applied to an httr2 response.
+go_is_transient <- function(resp) {
+  headers <- lapply(resp$headers, function(v) paste(v, collapse = ", "))
+  if (length(headers) == 0) headers <- structure(list(), names = character())
   body <- resp$body
-  if (!is.raw(body) || length(body) == 0) {
-    return(NULL)
-  }
-  text <- rawToChar(body)
-  Encoding(text) <- "UTF-8"
-  tryCatch(jsonlite::fromJSON(text, simplifyVector = FALSE), error = function(e) NULL)
+  if (!is.raw(body)) body <- raw()
+  out <- go_call(C_is_transient, as.integer(resp$status_code), as.character(to_json(headers)), body)
+  out$meta$transient
 }

@@ -1,8 +1,17 @@
-# make bench: the issue's performance targets, measured end to end from R against the local fake
-# provider. Each measurement runs in a fresh R process so that peak memory is its own.
-# Prints a markdown table; record it, with the date, in bench/README.md.
+# make bench: the performance targets of issue 9, measured end to end from R against the local
+# fake provider. Each measurement is one screening in a fresh R process (the first call of a
+# session is what a user waits for, and peak memory is then its own), repeated and reported as the
+# median of the repeats (BENCH_REPEATS, default 3): the machine is shared and noisy.
+# Prints a markdown table; record it, with the date and the machine's load, in bench/README.md.
 libs <- .libPaths()
 friends <- "../shared/data/friends_dat.csv"
+repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "3"))
+big_records <- as.integer(Sys.getenv("BENCH_BIG_RECORDS", "100000"))
+
+load_average <- function() {
+  if (!file.exists("/proc/loadavg")) return("?")
+  paste(utils::head(strsplit(readLines("/proc/loadavg"), " ")[[1]], 3), collapse = " ")
+}
 
 row <- function(what, value, target, ok) {
   cat(sprintf("| %s | %s | %s | %s |\n", what, value, target, if (ok) "met" else "MISSED"))
@@ -17,8 +26,9 @@ load_abstracts <- function(path) {
   }
 }
 records <- load_abstracts(friends)
-cat(sprintf("records for the bench: %d distinct, mean abstract %.0f characters\n",
-            nrow(records), mean(nchar(records$abstract))))
+cat(sprintf("records for the bench: %d distinct, mean abstract %.0f characters; %d repeats; load average %s\n",
+            nrow(records), mean(nchar(records$abstract)), repeats,
+            load_average()))
 grow <- function(d, n) {
   d <- d[rep_len(seq_len(nrow(d)), n), ]
   d$title <- paste(d$title, seq_len(n))
@@ -26,19 +36,14 @@ grow <- function(d, n) {
   d
 }
 
-cat("\n| Measurement | Result | Target | |\n|---|---|---|---|\n")
-
-
-# One screening in a fresh R process against a fake provider started with `fake`: the answers,
-# the provider's counters, the elapsed time and the process's peak memory.
-# With `store = TRUE` the answers go to a fresh answer store in a temporary file (the default
-# configuration of a user's screening); FALSE turns the store off.
-screen_run <- function(data, fake = list(), ..., store = TRUE) {
-  callr::r(function(libs, data, fake, args, store) {
+# One screening in a fresh R process against a fake provider started with `fake`, with a fresh
+# answer store in a temporary file (a user's default): the jobs, the provider's counters, the
+# elapsed time and the process's peak memory (VmHWM: R, Go and C together).
+screen_run <- function(data, fake = list(), ...) {
+  callr::r(function(libs, data, fake, args) {
     .libPaths(libs)
     library(tabscreen)
-    store_file <- tempfile(fileext = ".sqlite")
-    options(tabscreen.store = if (store) store_file else FALSE)
+    options(tabscreen.store = tempfile(fileext = ".sqlite"))
     provider <- do.call(tabscreen:::fake_provider_start, fake)
     Sys.setenv(PROVIDER_A_API_KEY = "sk-bench")
     call <- c(list(data, prompt = "Include?", title = "title", abstract = "abstract", api_url = provider$url,
@@ -49,55 +54,76 @@ screen_run <- function(data, fake = list(), ..., store = TRUE) {
     status <- readLines("/proc/self/status")
     list(jobs = nrow(res$answer_data) + NROW(res$error_data), failed = NROW(res$error_data),
          seconds = t[["elapsed"]], stats = stats,
-         store_mb = if (store) sum(file.size(list.files(dirname(store_file), basename(store_file), full.names = TRUE))) / 2^20 else 0,
          peak_mb = as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep("^VmHWM", status, value = TRUE))) / 1024)
-  }, args = list(libs = libs, data = data, fake = fake, args = list(...), store = store), show = FALSE)
+  }, args = list(libs = libs, data = data, fake = fake, args = list(...)), show = FALSE)
 }
 
-# 1. Throughput at an rpm ceiling with realistic latency. The achieved rate is measured where the
-# provider sees it, between the first and the last arrival; the end-to-end rate adds R's
-# preparation and the last answers' latency.
+# The median of a measure over the repeats, and the values themselves.
+summarise_runs <- function(values, fmt) {
+  each <- paste(vapply(values, function(v) sprintf(fmt, v), character(1)), collapse = ", ")
+  sprintf(paste0(fmt, " (median of %d: %s)"), stats::median(values), length(values), each)
+}
+
+cat("\n| Measurement | Result | Target | |\n|---|---|---|---|\n")
+
+# 1. Zero latency, 10,000 jobs, store on, the first screening of a fresh session.
+runs <- replicate(repeats, screen_run(grow(records, 10000), rpm = 1e7), simplify = FALSE)
+rate <- vapply(runs, function(r) r$jobs / r$seconds, numeric(1))
+failed <- sum(vapply(runs, function(r) r$failed, numeric(1)))
+row("Zero latency, 10,000 jobs, store on, first call of a fresh session",
+    paste(summarise_runs(rate, "%.0f req/s"), sprintf("; %d failed", failed)),
+    ">= 6,000 req/s", stats::median(rate) >= 6000 && failed == 0)
+
+# 2. Throughput at a 12,000 rpm ceiling with 250 ms lognormal latency, 6,000 jobs: the achieved rate
+# where the provider sees it (first to last arrival) and end to end from R.
 rpm <- 12000
-run <- screen_run(grow(records, 10000), fake = list(rpm = rpm, latency_median_ms = 250, latency_sigma = 0.5), rpm = rpm)
-rate <- (run$stats$requests_total - 1) / (run$stats$last_request_unix - run$stats$first_request_unix)
-refused <- run$stats$refused_rate + run$stats$refused_concurrency
-row(sprintf("Throughput at rpm 12,000, 250 ms lognormal latency (%d requests)", run$jobs),
-    sprintf(paste("%.1f req/s at the provider of %.0f = %.3f of the ceiling (end to end from R: %.3f, %.1f s);",
-                  "%d refused; max %d in any 1 s; %d failed"),
-            rate, rpm / 60, rate / (rpm / 60), run$jobs / run$seconds / (rpm / 60), run$seconds,
-            refused, run$stats$max_requests_1s, run$failed),
-    ">= 0.97, 0 refused", rate / (rpm / 60) >= 0.97 && refused == 0)
+runs <- replicate(repeats, screen_run(grow(records, 6000), fake = list(rpm = rpm, latency_median_ms = 250, latency_sigma = 0.5),
+                                      rpm = rpm), simplify = FALSE)
+at_provider <- vapply(runs, function(r) (r$stats$requests_total - 1) / (r$stats$last_request_unix - r$stats$first_request_unix) / (rpm / 60), numeric(1))
+end_to_end <- vapply(runs, function(r) r$jobs / r$seconds / (rpm / 60), numeric(1))
+refused <- sum(vapply(runs, function(r) r$stats$refused_rate + r$stats$refused_concurrency, numeric(1)))
+row("Ceiling 12,000 rpm, 250 ms lognormal latency, 6,000 jobs",
+    sprintf("at the provider %s; end to end %s; %d refused", summarise_runs(at_provider, "%.3f"),
+            summarise_runs(end_to_end, "%.3f"), refused),
+    ">= 0.99 at the provider, >= 0.97 end to end, 0 refused",
+    stats::median(at_provider) >= 0.99 && stats::median(end_to_end) >= 0.97 && refused == 0)
 
-# 2. Requests per second at zero latency, with the answer store on (every request body and raw
-# response committed to SQLite as it arrives) and off: the difference is the store's overhead.
-off <- screen_run(grow(records, 20000), rpm = 1e7, store = FALSE)
-run <- screen_run(grow(records, 20000), rpm = 1e7, store = TRUE)
-row(sprintf("Zero latency, end to end from R, answer store on (%d requests)", run$jobs),
-    sprintf("%.0f req/s (%.1f s; store file %.0f MB); %d failed. Store off: %.0f req/s (%.1f s): overhead %.0f %%",
-            run$jobs / run$seconds, run$seconds, run$store_mb, run$failed, off$jobs / off$seconds, off$seconds,
-            100 * (run$seconds / off$seconds - 1)),
-    ">= 2,000 req/s with the store on", run$jobs / run$seconds >= 2000 && run$failed == 0)
+# 3. A million jobs (100,000 records x 10 reps) against 100,000 (10,000 x 10), store on: peak memory
+# and time per job.
+small <- replicate(repeats, screen_run(grow(records, big_records / 10), rpm = 1e7, reps = 10), simplify = FALSE)
+big <- replicate(repeats, screen_run(grow(records, big_records), rpm = 1e7, reps = 10), simplify = FALSE)
+per_job <- function(runs) vapply(runs, function(r) 1e6 * r$seconds / r$jobs, numeric(1))
+peak <- vapply(big, function(r) r$peak_mb, numeric(1))
+ratio <- stats::median(per_job(big)) / stats::median(per_job(small))
+row(sprintf("%s jobs (%s records x 10 reps), store on", format(big[[1]]$jobs, big.mark = ","), format(big_records, big.mark = ",")),
+    sprintf("peak RSS %s; %s per job against %s for %s jobs (ratio %.2f)", summarise_runs(peak, "%.0f MB"),
+            summarise_runs(per_job(big), "%.0f us"), summarise_runs(per_job(small), "%.0f us"),
+            format(small[[1]]$jobs, big.mark = ","), ratio),
+    "<= 1 GB, time per job within 10 %", stats::median(peak) <= 1024 && ratio <= 1.10)
 
-# 3. Peak memory of a run of 100,000 answers (10,000 records x 10 repetitions).
-run <- screen_run(grow(records, 10000), rpm = 1e7, reps = 10)
-row(sprintf("Peak memory (VmHWM) of a run of %s answers", format(run$jobs, big.mark = ",")),
-    sprintf("%.0f MB (run %.1f s)", run$peak_mb, run$seconds), "<= 400 MB", run$peak_mb <= 400)
+# 4. Arrow round trip R -> Go -> R of 100,000 records with real-length abstracts: the first call of a
+# session, and warm (the median of three calls after it).
+ipc_run <- function(data) {
+  callr::r(function(libs, data) {
+    .libPaths(libs)
+    library(tabscreen)
+    df <- data.frame(record = seq_len(nrow(data)), title = data$title, abstract = data$abstract,
+                     score = stats::runif(nrow(data)), flag = rep(c(TRUE, FALSE, NA), length.out = nrow(data)))
+    cold <- system.time(back <- tabscreen:::ipc_roundtrip_go(df))[["elapsed"]]
+    warm <- replicate(3, system.time(tabscreen:::ipc_roundtrip_go(df))[["elapsed"]])
+    list(rows = nrow(df), mb = sum(nchar(df$abstract, "bytes")) / 2^20, cold = cold, warm = stats::median(warm),
+         identical = isTRUE(all.equal(as.data.frame(back), df, check.attributes = FALSE)))
+  }, args = list(libs = libs, data = data), show = FALSE)
+}
+data <- grow(records, 100000)
+runs <- replicate(repeats, ipc_run(data), simplify = FALSE)
+cold <- vapply(runs, function(r) r$cold, numeric(1))
+warm <- vapply(runs, function(r) r$warm, numeric(1))
+same <- all(vapply(runs, function(r) r$identical, logical(1)))
+row(sprintf("Arrow round trip R -> Go -> R, 100,000 records (%.0f MB of abstracts)", runs[[1]]$mb),
+    sprintf("warm %s; first call of a session %s; identical: %s", summarise_runs(warm, "%.2f s"),
+            summarise_runs(cold, "%.2f s"), same),
+    "<= 0.5 s warm, <= 1 s first call", stats::median(warm) <= 0.5 && stats::median(cold) <= 1 && same)
 
-# 4. Arrow round trip R -> Go -> R of 100,000 records with real-length abstracts.
-ipc_run <- callr::r(function(libs, data) {
-  .libPaths(libs)
-  library(tabscreen)
-  df <- data.frame(record = seq_len(nrow(data)), title = data$title, abstract = data$abstract,
-                   score = stats::runif(nrow(data)), flag = rep(c(TRUE, FALSE, NA), length.out = nrow(data)))
-  # The first call of a session also grows R's and Go's heaps; later calls reuse them.
-  cold <- system.time(back <- tabscreen:::ipc_roundtrip_go(df))[["elapsed"]]
-  warm <- replicate(3, system.time(tabscreen:::ipc_roundtrip_go(df))[["elapsed"]])
-  list(rows = nrow(df), mb = sum(nchar(df$abstract, "bytes")) / 2^20, cold = cold, seconds = min(warm),
-       identical = isTRUE(all.equal(as.data.frame(back), df, check.attributes = FALSE)))
-}, args = list(libs = libs, data = grow(records, 100000)), show = FALSE)
-row(sprintf("Arrow round trip R -> Go -> R, %s records (%.0f MB of abstracts)", format(ipc_run$rows, big.mark = ","), ipc_run$mb),
-        sprintf("%.2f s warm (best of 3 after the first call); first call of the session %.2f s; identical: %s",
-                ipc_run$seconds, ipc_run$cold, ipc_run$identical),
-        "<= 1 s", ipc_run$seconds <= 1 && ipc_run$identical)
-
-cat(sprintf("\nMeasured %s on %d cores (%s).\n", format(Sys.time(), "%Y-%m-%d"), parallel::detectCores(), R.version.string))
+cat(sprintf("\nMeasured %s on %d cores (%s); load average after: %s.\n", format(Sys.time(), "%Y-%m-%d %H:%M"),
+            parallel::detectCores(), R.version.string, load_average()))

@@ -1,7 +1,10 @@
-/* .Call entry points of the run API. Each checks the type and length of every argument before
- * Go is called; every buffer Go returns is freed with TsFree, also when an R allocation fails
- * (R_ExecWithCleanup), so no Go memory leaks across an R error. Errors travel as JSON values and
- * are raised by R after this code has returned. */
+/* .Call entry points into the Go core. Each checks the type and length of every argument before
+ * Go is called. Every export returns a status code and a JSON document: C decides by the code
+ * (0 ok, else an error whose class and message the document holds), never by reading the
+ * document. Every buffer Go returns is freed with TsFree, also when an R allocation fails
+ * (R_ExecWithCleanup), so no Go memory leaks across an R error. Each entry returns
+ * list(table, json, table2, status, table3) (tables decoded, or NULL) and R (go_call()) raises
+ * the classed error after this code has returned. */
 #include <R.h>
 #include <Rinternals.h>
 #include <string.h>
@@ -10,46 +13,52 @@
 #include "signals.h"
 #include "ipc.h"
 
+#define TS_OK 0
+
 typedef struct {
+  int status;
   char *json;
-  void *buf[2];
-  size_t len[2];
+  void *buf[3];
+  size_t len[3];
 } go_out;
 
 static void go_out_free(void *data) {
   go_out *o = data;
   if (o->json) TsFree(o->json);
-  for (int i = 0; i < 2; i++)
+  o->json = NULL;
+  for (int i = 0; i < 3; i++) {
     if (o->buf[i]) TsFree(o->buf[i]);
-  memset(o, 0, sizeof *o);
+    o->buf[i] = NULL;
+  }
 }
 
-static SEXP json_string(const char *s) {
-  return Rf_ScalarString(Rf_mkCharCE(s, CE_UTF8));
-}
-
-/* Builds list(json, table, table) from what Go returned, each table decoded straight from Go's
- * buffer as C_ipc_read returns it; runs under R_ExecWithCleanup. */
+/* Builds list(table, json, table2, status, table3) from what Go returned, each table decoded
+ * straight from Go's buffer as C_ipc_read returns it, and freed as soon as it is decoded; runs
+ * under R_ExecWithCleanup. */
 static SEXP wrap_out(void *data) {
   go_out *o = data;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
-  SET_VECTOR_ELT(out, 0, json_string(o->json ? o->json : "{}"));
-  for (int i = 0; i < 2; i++)
-    if (o->buf[i]) SET_VECTOR_ELT(out, i + 1, ts_ipc_read_list(o->buf[i], o->len[i]));
-  UNPROTECT(1);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 5));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 5));
+  const char *nm[5] = {"table", "json", "table2", "status", "table3"};
+  const int slot[3] = {0, 2, 4};
+  for (int i = 0; i < 5; i++) SET_STRING_ELT(names, i, Rf_mkChar(nm[i]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarString(Rf_mkCharCE(o->json ? o->json : "{}", CE_UTF8)));
+  SET_VECTOR_ELT(out, 3, Rf_ScalarInteger(o->status));
+  /* The last table first: a run's questions are its largest, and its buffer is freed before the
+   * others become R vectors. */
+  for (int i = 2; i >= 0; i--) {
+    if (!o->buf[i]) continue;
+    SET_VECTOR_ELT(out, slot[i], ts_ipc_read_list(o->buf[i], o->len[i]));
+    TsFree(o->buf[i]);
+    o->buf[i] = NULL;
+  }
+  UNPROTECT(2);
   return out;
 }
 
 static SEXP finish(go_out *o) {
   return R_ExecWithCleanup(wrap_out, o, go_out_free, o);
-}
-
-static SEXP wrap_json(void *data) {
-  return json_string(((go_out *)data)->json ? ((go_out *)data)->json : "{}");
-}
-
-static SEXP finish_json(go_out *o) {
-  return R_ExecWithCleanup(wrap_json, o, go_out_free, o);
 }
 
 static const char *string_arg(SEXP x, const char *what) {
@@ -74,37 +83,41 @@ SEXP C_run_start(SEXP records, SEXP options, SEXP api_key) {
   const char *key = string_arg(api_key, "api_key");
   go_out o = {0};
   ts_enter_go(); /* held while the run lives; released by C_run_result */
-  o.json = TsRunStart(RAW(records), (size_t)XLENGTH(records), (char *)opts, (char *)key);
-  if (o.json == NULL || strncmp(o.json, "{\"handle\"", 9) != 0) ts_leave_go();
-  return finish_json(&o);
+  o.status = TsRunStart(RAW(records), (size_t)XLENGTH(records), (char *)opts, (char *)key, &o.json);
+  if (o.status != TS_OK) ts_leave_go();
+  return finish(&o);
 }
 
 SEXP C_run_poll(SEXP handle) {
   int64_t h = handle_arg(handle);
   go_out o = {0};
   ts_protect_signal_handlers();
-  o.json = TsRunPoll(h);
-  return finish_json(&o);
+  o.status = TsRunPoll(h, &o.json);
+  return finish(&o);
 }
 
 SEXP C_run_reply(SEXP handle, SEXP replies) {
   int64_t h = handle_arg(handle);
   const char *r = string_arg(replies, "replies");
   go_out o = {0};
-  o.json = TsRunReply(h, (char *)r);
-  return finish_json(&o);
+  o.status = TsRunReply(h, (char *)r, &o.json);
+  return finish(&o);
 }
 
 SEXP C_run_cancel(SEXP handle) {
+  go_out o = {0};
   TsRunCancel(handle_arg(handle));
-  return R_NilValue;
+  return finish(&o);
 }
 
-SEXP C_run_result(SEXP handle) {
+/* merge: NULL, or an IPC stream of the rows of an earlier result to merge (screen_errors()). */
+SEXP C_run_result(SEXP handle, SEXP merge) {
   int64_t h = handle_arg(handle);
+  if (merge != R_NilValue) raw_arg(merge, "merge");
   go_out o = {0};
-  o.json = TsRunResult(h, &o.buf[0], &o.len[0], &o.buf[1], &o.len[1]);
-  if (o.json != NULL && strncmp(o.json, "{\"error\"", 8) != 0) ts_leave_go();
+  o.status = TsRunResult(h, merge == R_NilValue ? NULL : RAW(merge), merge == R_NilValue ? 0 : (size_t)XLENGTH(merge),
+                         &o.buf[0], &o.len[0], &o.buf[1], &o.len[1], &o.buf[2], &o.len[2], &o.json);
+  if (o.status == TS_OK) ts_leave_go();
   return finish(&o);
 }
 
@@ -113,7 +126,7 @@ SEXP C_aggregate(SEXP answers, SEXP options) {
   const char *opts = string_arg(options, "options");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsAggregate(RAW(answers), (size_t)XLENGTH(answers), (char *)opts, &o.buf[0], &o.len[0]);
+  o.status = TsAggregate(RAW(answers), (size_t)XLENGTH(answers), (char *)opts, &o.buf[0], &o.len[0], &o.json);
   ts_leave_go();
   return finish(&o);
 }
@@ -125,9 +138,9 @@ SEXP C_is_transient(SEXP status, SEXP headers, SEXP body) {
   raw_arg(body, "body");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsIsTransient(INTEGER(status)[0], (char *)h, RAW(body), (size_t)XLENGTH(body));
+  o.status = TsIsTransient(INTEGER(status)[0], (char *)h, RAW(body), (size_t)XLENGTH(body), &o.json);
   ts_leave_go();
-  return finish_json(&o);
+  return finish(&o);
 }
 
 /* Serves the fake provider until this process's stdin closes: only ever called in a child R
@@ -136,16 +149,56 @@ SEXP C_fake_serve(SEXP options) {
   const char *opts = string_arg(options, "options");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsFakeServe((char *)opts);
+  o.status = TsFakeServe((char *)opts, &o.json);
   ts_leave_go();
-  return finish_json(&o);
+  return finish(&o);
 }
 
 SEXP C_store(SEXP request) {
   const char *r = string_arg(request, "request");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsStore((char *)r, &o.buf[0], &o.len[0]);
+  o.status = TsStore((char *)r, &o.buf[0], &o.len[0], &o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
+/* raw: an IPC stream, which Go decodes with arrowio and encodes again (codec tests, bench). */
+SEXP C_ipc_roundtrip_go(SEXP raw) {
+  raw_arg(raw, "an Arrow IPC stream");
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsRoundTrip(RAW(raw), (size_t)XLENGTH(raw), &o.buf[0], &o.len[0], &o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
+SEXP C_providers(void) {
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsProviders(&o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
+/* request: JSON; table: an IPC stream (raw) or NULL. */
+SEXP C_preflight(SEXP request, SEXP table) {
+  const char *r = string_arg(request, "request");
+  if (table != R_NilValue) raw_arg(table, "table");
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsPreflight((char *)r, table == R_NilValue ? NULL : RAW(table),
+                         table == R_NilValue ? 0 : (size_t)XLENGTH(table), &o.buf[0], &o.len[0], &o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
+SEXP C_probe(SEXP request, SEXP api_key) {
+  const char *r = string_arg(request, "request");
+  const char *key = string_arg(api_key, "api_key");
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsProbe((char *)r, (char *)key, &o.json);
   ts_leave_go();
   return finish(&o);
 }
@@ -155,16 +208,16 @@ SEXP C_review_serve(SEXP options) {
   const char *opts = string_arg(options, "options");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsReviewServe((char *)opts);
+  o.status = TsReviewServe((char *)opts, &o.json);
   ts_leave_go();
-  return finish_json(&o);
+  return finish(&o);
 }
 
 SEXP C_review(SEXP request) {
   const char *r = string_arg(request, "request");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsReview((char *)r, &o.buf[0], &o.len[0]);
+  o.status = TsReview((char *)r, &o.buf[0], &o.len[0], &o.json);
   ts_leave_go();
   return finish(&o);
 }
@@ -176,7 +229,7 @@ SEXP C_refs(SEXP request, SEXP table) {
   raw_arg(table, "table");
   go_out o = {0};
   ts_enter_go();
-  o.json = TsRefs((char *)r, RAW(table), (size_t)XLENGTH(table), &o.buf[0], &o.len[0]);
+  o.status = TsRefs((char *)r, RAW(table), (size_t)XLENGTH(table), &o.buf[0], &o.len[0], &o.json);
   ts_leave_go();
   return finish(&o);
 }

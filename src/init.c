@@ -11,7 +11,7 @@ static const R_CallMethodDef call_methods[] = {
   {"C_run_poll", (DL_FUNC)&C_run_poll, 1},
   {"C_run_reply", (DL_FUNC)&C_run_reply, 2},
   {"C_run_cancel", (DL_FUNC)&C_run_cancel, 1},
-  {"C_run_result", (DL_FUNC)&C_run_result, 1},
+  {"C_run_result", (DL_FUNC)&C_run_result, 2},
   {"C_aggregate", (DL_FUNC)&C_aggregate, 2},
   {"C_is_transient", (DL_FUNC)&C_is_transient, 3},
   {"C_store", (DL_FUNC)&C_store, 1},
@@ -19,6 +19,9 @@ static const R_CallMethodDef call_methods[] = {
   {"C_review_serve", (DL_FUNC)&C_review_serve, 1},
   {"C_review", (DL_FUNC)&C_review, 1},
   {"C_refs", (DL_FUNC)&C_refs, 2},
+  {"C_providers", (DL_FUNC)&C_providers, 0},
+  {"C_preflight", (DL_FUNC)&C_preflight, 2},
+  {"C_probe", (DL_FUNC)&C_probe, 2},
   /* Arrow IPC codec (ipc_r.c) */
   {"C_ipc_write", (DL_FUNC)&C_ipc_write, 3},
   {"C_ipc_read", (DL_FUNC)&C_ipc_read, 1},

@@ -146,6 +146,5 @@ SEXP ts_ipc_read_list(const uint8_t *buf, size_t len);
 
 SEXP C_ipc_write(SEXP cols, SEXP names, SEXP nrow);
 SEXP C_ipc_read(SEXP raw);
-SEXP C_ipc_roundtrip_go(SEXP raw);
 
 #endif

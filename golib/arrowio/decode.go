@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -39,6 +40,10 @@ func DecodeWithAllocator(b []byte, mem memory.Allocator) (t *Table, err error) {
 	}
 	defer rdr.Release()
 
+	// With a Go allocator the batches' buffers are Go memory, which the garbage collector keeps for
+	// as long as a string points into it: the strings then share the data buffer instead of
+	// copying every value (a large screening's text would otherwise be held twice while it is read).
+	_, share := mem.(*memory.GoAllocator)
 	schema := rdr.Schema()
 	t = &Table{Columns: make([]Column, schema.NumFields())}
 	for i, f := range schema.Fields() {
@@ -65,7 +70,7 @@ func DecodeWithAllocator(b []byte, mem memory.Allocator) (t *Table, err error) {
 			return nil, errors.New("arrowio: record batch too long")
 		}
 		for i := range t.Columns {
-			if err := appendArray(&t.Columns[i], rec.Column(i), t.NumRows, n); err != nil {
+			if err := appendArray(&t.Columns[i], rec.Column(i), t.NumRows, n, share); err != nil {
 				return nil, fmt.Errorf("arrowio: column %q: %w", t.Columns[i].Name, err)
 			}
 		}
@@ -99,6 +104,24 @@ func DecodeWithAllocator(b []byte, mem memory.Allocator) (t *Table, err error) {
 	return t, nil
 }
 
+// substring reads value bytes [lo, hi) of a string array's data buffer: a copy, or with share the
+// bytes themselves seen as a string (they are never written again).
+func substring(arr arrow.Array, share bool) func(lo, hi int64) string {
+	var data []byte
+	if bufs := arr.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil {
+		data = bufs[2].Bytes()
+	}
+	if !share {
+		return func(lo, hi int64) string { return string(data[lo:hi]) }
+	}
+	return func(lo, hi int64) string {
+		if hi == lo {
+			return ""
+		}
+		return unsafe.String(&data[lo], hi-lo)
+	}
+}
+
 // bufLen returns the byte length of buffer i of arr (0 if absent).
 func bufLen(arr arrow.Array, i int) int {
 	bufs := arr.Data().Buffers()
@@ -109,8 +132,9 @@ func bufLen(arr arrow.Array, i int) int {
 }
 
 // appendArray appends the n values of arr to c, whose first prev rows are
-// already filled. Every buffer length is checked before it is touched.
-func appendArray(c *Column, arr arrow.Array, prev, n int) error {
+// already filled. Every buffer length is checked before it is touched. With share, strings point
+// into arr's data buffer (Go memory) instead of copies of it.
+func appendArray(c *Column, arr arrow.Array, prev, n int, share bool) error {
 	if arr.Len() != n {
 		return fmt.Errorf("array length %d differs from the batch length %d", arr.Len(), n)
 	}
@@ -148,8 +172,7 @@ func appendArray(c *Column, arr arrow.Array, prev, n int) error {
 			return nil
 		}
 		offs := a.ValueOffsets()
-		return appendStrings(c, n, bufLen(arr, 2), func(i int) int64 { return int64(offs[i]) },
-			func(lo, hi int64) string { return string(arr.Data().Buffers()[2].Bytes()[lo:hi]) }, valid)
+		return appendStrings(c, n, bufLen(arr, 2), func(i int) int64 { return int64(offs[i]) }, substring(arr, share), valid)
 	case *array.LargeString:
 		if n > 0 && bufLen(arr, 1) < 8*(n+1) {
 			return errors.New("offsets buffer too short")
@@ -158,8 +181,7 @@ func appendArray(c *Column, arr arrow.Array, prev, n int) error {
 			return nil
 		}
 		offs := a.ValueOffsets()
-		return appendStrings(c, n, bufLen(arr, 2), func(i int) int64 { return offs[i] },
-			func(lo, hi int64) string { return string(arr.Data().Buffers()[2].Bytes()[lo:hi]) }, valid)
+		return appendStrings(c, n, bufLen(arr, 2), func(i int) int64 { return offs[i] }, substring(arr, share), valid)
 	case *array.Int32:
 		if bufLen(arr, 1) < 4*n {
 			return errors.New("data buffer too short")

@@ -15,6 +15,13 @@ import (
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
+// Status codes of the exports. C reads the code, never the document, to know whether a call
+// succeeded; R reads the error's class and message from the document.
+const (
+	statusOK    C.int = 0
+	statusError C.int = 1
+)
+
 // cJSON marshals v into a malloc'ed NUL-terminated string.
 func cJSON(v any) *C.char {
 	b, err := json.Marshal(v)
@@ -22,6 +29,18 @@ func cJSON(v any) *C.char {
 		b, _ = json.Marshal(abiError("tabscreen_error_internal", err.Error()))
 	}
 	return C.CString(string(b))
+}
+
+// succeed hands v to the caller as the call's document.
+func succeed(out **C.char, v any) C.int {
+	*out = cJSON(v)
+	return statusOK
+}
+
+// fail hands the caller an error document of that class.
+func fail(out **C.char, class string, err error) C.int {
+	*out = cError(class, err)
+	return statusError
 }
 
 type errorBody struct {
@@ -49,10 +68,19 @@ func goBytes(p unsafe.Pointer, n C.size_t) []byte {
 	return b
 }
 
-// recovered turns a panic in an export into an error document instead of crashing R.
-func recovered(result **C.char) {
+// cView is a C buffer seen as a slice, for a decoder that copies what it keeps before the call
+// returns (arrowio.Decode): nothing may hold on to it afterwards.
+func cView(p unsafe.Pointer, n C.size_t) []byte {
+	if p == nil || n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), int(n))
+}
+
+// recovered turns a panic in an export into an error instead of crashing R.
+func recovered(status *C.int, out **C.char) {
 	if r := recover(); r != nil {
-		*result = cError("tabscreen_error_internal", fmt.Errorf("internal error in the Go core: %v", r))
+		*status = fail(out, "tabscreen_error_internal", fmt.Errorf("internal error in the Go core: %v", r))
 	}
 }
 

@@ -6,34 +6,35 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"io"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
-// roundTrip decodes an IPC stream with arrowio and encodes the table again into w.
+// roundTrip reads an IPC stream with arrowio (in place: nothing of it outlives the call) and
+// encodes the table again into w.
 func roundTrip(in []byte, w io.Writer) error {
-	t, err := arrowio.Decode(in)
+	t, err := arrowio.View(in)
 	if err != nil {
 		return err
 	}
 	return arrowio.EncodeTo(t, w)
 }
 
-// TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out,
-// *outLen (malloc'ed, freed with TsFree). It returns "{}" or an error
-// document of class tabscreen_error_ipc; *out is NULL on error.
+// TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out, *outLen (malloc'ed,
+// freed with TsFree); *out is NULL on error, when *doc holds an error of class tabscreen_error_ipc.
 //
 //export TsRoundTrip
-func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	if out == nil || outLen == nil {
-		return cJSON(abiError("tabscreen_error_ipc", "TsRoundTrip: NULL output pointer"))
+		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL output pointer"))
 	}
 	*out, *outLen = nil, 0
 	if in == nil && inLen > 0 {
-		return cJSON(abiError("tabscreen_error_ipc", "TsRoundTrip: NULL input with a non-zero length"))
+		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL input with a non-zero length"))
 	}
 	// No copy of the input: arrowio.Decode copies everything it keeps before
 	// it returns, and nothing here holds on to the slice afterwards.
@@ -46,10 +47,10 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 	bulkGC(func() { err = roundTrip(inBytes, b) })
 	if err != nil {
 		b.free()
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	*out, *outLen = b.p, C.size_t(b.len)
-	return C.CString("{}")
+	return succeed(doc, struct{}{})
 }
 
 // TsFree frees anything the exports returned (JSON documents and buffers).

@@ -18,18 +18,18 @@ import (
 // standard input closes. It is served from the core so that the package installs no second
 // program: R's fake_provider_start() starts a child R process that loads the package's DLL and
 // calls this; the parent holds the child's stdin, so the fake ends with the parent, however that
-// ends. Blocks; returns "{}" or an error document.
+// ends. Blocks; *doc is "{}" or an error document.
 //
 //export TsFakeServe
-func TsFakeServe(options *C.char) (result *C.char) {
-	defer recovered(&result)
+func TsFakeServe(options *C.char, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	var opts fakeprovider.ServeOptions
 	if err := json.Unmarshal([]byte(C.GoString(options)), &opts); err != nil {
-		return cError("tabscreen_error_fake", fmt.Errorf("fake provider options are not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_fake", fmt.Errorf("fake provider options are not valid JSON: %v", err))
 	}
 	opts.Stdin = os.Stdin
 	if err := fakeprovider.Serve(context.Background(), opts); err != nil {
-		return cError("tabscreen_error_fake", err)
+		return fail(doc, "tabscreen_error_fake", err)
 	}
-	return C.CString("{}")
+	return succeed(doc, struct{}{})
 }

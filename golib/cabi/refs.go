@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/refs"
 )
 
@@ -52,6 +53,7 @@ func startReading(rd *refs.Reader) *reading {
 	r := &reading{rd: rd, out: make(chan encoded, 1), stop: make(chan struct{})}
 	go func() {
 		defer close(r.out)
+		defer guard.Recover(func(err error) { r.send(encoded{err: err}) })
 		for {
 			ch, err := rd.Next()
 			if err != nil || ch == nil {
@@ -107,75 +109,75 @@ func (r *reading) close() {
 // then released.
 //
 //export TsRefs
-func TsRefs(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsRefs(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req refsRequest
 	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return cError("tabscreen_error_internal", fmt.Errorf("refs request is not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("refs request is not valid JSON: %v", err))
 	}
 	switch req.Op {
 	case "columns":
-		return cJSON(map[string]any{"names": refs.ColumnNames(req.Names)})
+		return succeed(doc, map[string]any{"names": refs.ColumnNames(req.Names)})
 	case "open":
 		rd, err := refs.Open(req.Path, req.Read)
 		if err != nil {
-			return refsError(err)
+			return refsFail(doc, err)
 		}
 		readersMu.Lock()
 		nextReader++
 		h := nextReader
 		readers[h] = startReading(rd)
 		readersMu.Unlock()
-		return cJSON(map[string]any{"handle": h, "format": rd.Format, "delimiter": rd.Delimiter, "header_line": rd.HeaderLine})
+		return succeed(doc, map[string]any{"handle": h, "format": rd.Format, "delimiter": rd.Delimiter, "header_line": rd.HeaderLine})
 	case "next":
-		return refsNext(req.Handle, out, outLen)
+		return refsNext(req.Handle, out, outLen, doc)
 	case "close":
 		if r := takeReader(req.Handle); r != nil {
 			r.close()
 		}
-		return C.CString("{}")
+		return succeed(doc, struct{}{})
 	case "dedup":
 		table, err := arrowio.Decode(goBytes(in, inLen))
 		if err != nil {
-			return cError("tabscreen_error_ipc", err)
+			return fail(doc, "tabscreen_error_ipc", err)
 		}
 		groups, summary, err := refs.Dedup(table, req.Dedup)
 		if err != nil {
-			return cError("tabscreen_error_refs", err)
+			return fail(doc, "tabscreen_error_refs", err)
 		}
 		if err := cTable(groups, out, outLen); err != nil {
-			return cError("tabscreen_error_ipc", err)
+			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		return cJSON(summary)
+		return succeed(doc, summary)
 	}
-	return cError("tabscreen_error_internal", fmt.Errorf("unknown refs operation %q", req.Op))
+	return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown refs operation %q", req.Op))
 }
 
-func refsNext(h int64, out *unsafe.Pointer, outLen *C.size_t) *C.char {
+func refsNext(h int64, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) C.int {
 	readersMu.Lock()
 	r := readers[h]
 	readersMu.Unlock()
 	if r == nil {
-		return cError("tabscreen_error_internal", fmt.Errorf("no file being read with handle %d", h))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("no file being read with handle %d", h))
 	}
 	e := <-r.out
 	if e.b != nil {
 		*out, *outLen = e.b.p, C.size_t(e.b.len)
-		return C.CString("{}")
+		return succeed(doc, struct{}{})
 	}
 	takeReader(h)
 	r.close()
 	// The chunks are R's now: the file's memory goes back to the system while R binds them.
-	go debug.FreeOSMemory()
+	guard.Go(func(error) {}, debug.FreeOSMemory)
 	if e.err != nil {
 		var ie *ipcError
 		if errors.As(e.err, &ie) {
-			return cError("tabscreen_error_ipc", e.err)
+			return fail(doc, "tabscreen_error_ipc", e.err)
 		}
-		return refsError(e.err)
+		return refsFail(doc, e.err)
 	}
-	return cJSON(map[string]any{"done": true, "text_columns": nonNil(r.rd.TextColumns)})
+	return succeed(doc, map[string]any{"done": true, "text_columns": nonNil(r.rd.TextColumns)})
 }
 
 func takeReader(h int64) *reading {
@@ -186,14 +188,15 @@ func takeReader(h int64) *reading {
 	return rd
 }
 
-// refsError is the error document of a file that cannot be read, with the details R words.
-func refsError(err error) *C.char {
+// refsFail hands R the error document of a file that cannot be read, with the details R words.
+func refsFail(doc **C.char, err error) C.int {
 	var re *refs.Error
 	if errors.As(err, &re) {
-		return cJSON(map[string]any{"error": map[string]any{"class": re.Class, "message": re.Error(), "refs": re}})
+		*doc = cJSON(map[string]any{"error": map[string]any{"class": re.Class, "message": re.Error(), "refs": re}})
+		return statusError
 	}
 	// The file could not be opened or read (it vanished, permissions changed since R checked).
-	return cJSON(map[string]any{"error": map[string]any{"class": "tabscreen_error_refs_files", "message": err.Error()}})
+	return fail(doc, "tabscreen_error_refs_files", err)
 }
 
 func nonNil(s []string) []string {

@@ -20,20 +20,20 @@ import (
 // TsReviewServe serves the review page of screen_review() until the calling process's standard
 // input closes or the reviewer presses Finish. Like TsFakeServe it runs in a child R process that
 // loads only the package's DLL, so the server answers while the user's session is busy and the
-// user's signal handlers never meet its threads. Blocks; returns "{}" or an error document.
+// user's signal handlers never meet its threads. Blocks until then.
 //
 //export TsReviewServe
-func TsReviewServe(options *C.char) (result *C.char) {
-	defer recovered(&result)
+func TsReviewServe(options *C.char, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	var opts review.Options
 	if err := json.Unmarshal([]byte(C.GoString(options)), &opts); err != nil {
-		return cError("tabscreen_error_review", fmt.Errorf("review options are not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_review", fmt.Errorf("review options are not valid JSON: %v", err))
 	}
 	opts.Stdin = os.Stdin
 	if err := review.Serve(context.Background(), opts); err != nil {
-		return storeErr(err)
+		return storeErr(doc, err)
 	}
-	return C.CString("{}")
+	return succeed(doc, struct{}{})
 }
 
 type reviewRequest struct {
@@ -48,43 +48,43 @@ type reviewRequest struct {
 // for screen_review() and its siblings in the user's R session.
 //
 //export TsReview
-func TsReview(request *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsReview(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req reviewRequest
 	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return cError("tabscreen_error_internal", fmt.Errorf("review request is not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("review request is not valid JSON: %v", err))
 	}
 	st, err := store.Open(req.Path)
 	if err != nil {
-		return storeErr(err)
+		return storeErr(doc, err)
 	}
 	defer st.Close()
 	switch req.Op {
 	case "decisions":
 		table, err := st.DecisionsTable(req.RunID)
 		if err != nil {
-			return storeErr(err)
+			return storeErr(doc, err)
 		}
 		if err := cTable(table, out, outLen); err != nil {
-			return cError("tabscreen_error_ipc", err)
+			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		return cJSON(map[string]any{"path": st.Path})
+		return succeed(doc, map[string]any{"path": st.Path})
 	case "audit":
 		spec, err := st.Audit(req.RunID, req.Seed, req.Size)
 		if err != nil {
-			return storeErr(err)
+			return storeErr(doc, err)
 		}
-		return cJSON(spec)
+		return succeed(doc, spec)
 	case "stored_audit":
 		spec, ok, err := st.StoredAudit(req.RunID)
 		if err != nil {
-			return storeErr(err)
+			return storeErr(doc, err)
 		}
 		if !ok {
-			return cJSON(map[string]any{})
+			return succeed(doc, map[string]any{})
 		}
-		return cJSON(spec)
+		return succeed(doc, spec)
 	}
-	return cError("tabscreen_error_internal", fmt.Errorf("unknown review operation %q", req.Op))
+	return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown review operation %q", req.Op))
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -47,70 +48,81 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 	return c.Str, c.Valid, nil
 }
 
+// TsRunStart starts a run; on success *doc is {"handle": n, "store": ...}.
+//
 //export TsRunStart
-func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char) (result *C.char) {
-	defer recovered(&result)
+func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	var table *arrowio.Table
 	var err error
-	bulkGC(func() { table, err = arrowio.Decode(goBytes(records, recordsLen)) })
+	// Read in place, in R's memory, which stays put for the call: the run keeps the questions it
+	// builds from the text, not the text (the study ids are cloned below).
+	table, err = arrowio.View(cView(records, recordsLen))
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	opts, err := engine.ParseOptions([]byte(C.GoString(options)))
 	if err != nil {
-		return cError("tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_options", err)
 	}
 	titles, titleValid, err := textColumn(table, "title")
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	abstracts, abstractValid, err := textColumn(table, "abstract")
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
+	registerTestAdapters()
 	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
 	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
-		recs.StudyIDs = c.Str
+		recs.StudyIDs = make([]string, len(c.Str))
+		for i, id := range c.Str {
+			recs.StudyIDs[i] = strings.Clone(id) // kept for the store, past this call
+		}
 	}
 	run, err := engine.Start(opts, recs, C.GoString(apiKey))
 	if se := (*store.Error)(nil); errors.As(err, &se) {
-		return storeErr(err)
+		return storeErr(doc, err)
 	}
 	if err != nil {
-		return cError("tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_options", err)
 	}
 	runsMu.Lock()
 	nextHandle++
 	h := nextHandle
 	runs[h] = run
 	runsMu.Unlock()
-	// "handle" first: the C side recognises a started run by it.
-	return cJSON(map[string]any{"handle": h, "store": run.StoreInfo()})
+	// The decoded records are garbage now that the questions hold their text: hand the memory
+	// back before the run adds its own.
+	table, recs = nil, engine.Records{}
+	debug.FreeOSMemory()
+	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})
 }
 
 //export TsRunPoll
-func TsRunPoll(handle C.int64_t) (result *C.char) {
-	defer recovered(&result)
+func TsRunPoll(handle C.int64_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	run, err := lookup(handle)
 	if err != nil {
-		return cError("tabscreen_error_handle", err)
+		return fail(doc, "tabscreen_error_handle", err)
 	}
-	return cJSON(run.Poll())
+	return succeed(doc, run.Poll())
 }
 
 //export TsRunReply
-func TsRunReply(handle C.int64_t, replies *C.char) (result *C.char) {
-	defer recovered(&result)
+func TsRunReply(handle C.int64_t, replies *C.char, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	run, err := lookup(handle)
 	if err != nil {
-		return cError("tabscreen_error_handle", err)
+		return fail(doc, "tabscreen_error_handle", err)
 	}
 	var rs []engine.CallbackReply
 	if err := json.Unmarshal([]byte(C.GoString(replies)), &rs); err != nil {
-		return cError("tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
 	}
 	run.Reply(rs)
-	return cJSON(map[string]int{"replied": len(rs)})
+	return succeed(doc, map[string]int{"replied": len(rs)})
 }
 
 //export TsRunCancel
@@ -121,42 +133,72 @@ func TsRunCancel(handle C.int64_t) {
 	}
 }
 
-// TsRunResult waits for the run to end, hands over its tables and forgets the handle.
+// TsRunResult waits for the run to end, hands over its tables and forgets the handle: the rows
+// (this call's jobs, with the rows of an earlier result merged in when merge holds them), their
+// aggregation when the options ask for it, and the questions.
 //
 //export TsRunResult
-func TsRunResult(handle C.int64_t, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
-	*answers, *answersLen, *questions, *questionsLen = nil, 0, nil, 0
+func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows *unsafe.Pointer, rowsLen *C.size_t,
+	aggregated *unsafe.Pointer, aggregatedLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t,
+	doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
+	outs := []*unsafe.Pointer{rows, aggregated, questions}
+	lens := []*C.size_t{rowsLen, aggregatedLen, questionsLen}
+	for i := range outs {
+		*outs[i], *lens[i] = nil, 0
+	}
 	run, err := lookup(handle)
 	if err != nil {
-		return cError("tabscreen_error_handle", err)
+		return fail(doc, "tabscreen_error_handle", err)
 	}
 	run.Wait()
-	bulkGC(func() { err = resultTables(run, answers, answersLen, questions, questionsLen) })
+	var mergeTable *arrowio.Table
+	if mergeLen > 0 {
+		if mergeTable, err = arrowio.Decode(goBytes(merge, mergeLen)); err != nil {
+			return fail(doc, "tabscreen_error_ipc", err)
+		}
+	}
+	// One table at a time into C memory, each dropped from Go's as soon as it is there: with a
+	// million rows the tables would otherwise sit in both. The questions first: they are the
+	// largest thing the run holds, and the rows are built from the store without them.
+	freeOuts := func(upTo int) {
+		for k := 0; k < upTo; k++ {
+			C.free(*outs[k])
+			*outs[k], *lens[k] = nil, 0
+		}
+	}
+	if err := cTable(run.Questions(), outs[2], lens[2]); err != nil {
+		return fail(doc, "tabscreen_error_ipc", err)
+	}
+	run.ForgetQuestions()
+	debug.FreeOSMemory()
+	rowsTable, aggTable, err := run.Result(mergeTable)
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		freeOuts(3)
+		return storeErr(doc, err)
+	}
+	if err := cTable(rowsTable, outs[0], lens[0]); err != nil {
+		freeOuts(3)
+		return fail(doc, "tabscreen_error_ipc", err)
+	}
+	rowsTable = nil
+	if aggTable != nil {
+		if err := cTable(aggTable, outs[1], lens[1]); err != nil {
+			freeOuts(3)
+			return fail(doc, "tabscreen_error_ipc", err)
+		}
 	}
 	summary := run.Summarise()
+	if err := run.Release(); err != nil {
+		return fail(doc, "tabscreen_error_store", err)
+	}
 	runsMu.Lock()
 	delete(runs, int64(handle))
 	runsMu.Unlock()
+	run.Forget()
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
-	return cJSON(summary)
-}
-
-// resultTables encodes the answers and questions tables into C memory; on failure nothing is
-// left allocated.
-func resultTables(run *engine.Run, answers *unsafe.Pointer, answersLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t) error {
-	if err := cTable(run.Answers(), answers, answersLen); err != nil {
-		return err
-	}
-	if err := cTable(run.Questions(), questions, questionsLen); err != nil {
-		C.free(*answers)
-		*answers, *answersLen = nil, 0
-		return err
-	}
-	return nil
+	return succeed(doc, summary)
 }
 
 type aggregateOptions struct {
@@ -165,41 +207,42 @@ type aggregateOptions struct {
 }
 
 //export TsAggregate
-func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t,
+	doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var o aggregateOptions
 	if err := json.Unmarshal([]byte(C.GoString(options)), &o); err != nil {
-		return cError("tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_options", err)
 	}
 	table, err := arrowio.Decode(goBytes(answers, answersLen))
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	cut := screen.EffectiveCutoffs(o.Upper, o.Lower)
 	agg, err := engine.AggregateTable(table, cut)
 	if err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	if err := cTable(agg, out, outLen); err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	return cJSON(map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
+	return succeed(doc, map[string]float64{"incl_cutoff_upper": cut.Upper, "incl_cutoff_lower": cut.Lower})
 }
 
-// TsIsTransient applies the Go default retry rule to one response, so that a test can check that
-// llm_is_transient() in R agrees with it.
+// TsIsTransient applies the engine's retry rule to one response: llm_is_transient() in R is this
+// rule, so that a user's predicate and the engine's default agree.
 //
 //export TsIsTransient
-func TsIsTransient(status C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsIsTransient(httpStatus C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	var h map[string]string
 	if err := json.Unmarshal([]byte(C.GoString(headers)), &h); err != nil {
-		return cError("tabscreen_error_internal", err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	header := http.Header{}
 	for k, v := range h {
-		header.Set(k, v)
+		header.Set(k, strings.TrimSpace(v))
 	}
-	return cJSON(map[string]bool{"transient": provider.IsTransient(int(status), header, goBytes(body, bodyLen))})
+	return succeed(doc, map[string]bool{"transient": provider.IsTransient(int(httpStatus), header, goBytes(body, bodyLen))})
 }

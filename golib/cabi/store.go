@@ -26,16 +26,16 @@ type storeRequest struct {
 // run's answers or audit log as a table, or the deletion of runs.
 //
 //export TsStore
-func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.char) {
-	defer recovered(&result)
+func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
+	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req storeRequest
 	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return cError("tabscreen_error_internal", fmt.Errorf("store request is not valid JSON: %v", err))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("store request is not valid JSON: %v", err))
 	}
 	st, err := store.Open(req.Path)
 	if err != nil {
-		return storeErr(err)
+		return storeErr(doc, err)
 	}
 	defer st.Close()
 	var table *arrowio.Table
@@ -44,7 +44,7 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.
 		table, err = st.Runs()
 	case "answers", "log":
 		if len(req.RunID) != 1 {
-			return cError("tabscreen_error_internal", fmt.Errorf("one run id is needed"))
+			return fail(doc, "tabscreen_error_internal", fmt.Errorf("one run id is needed"))
 		}
 		if req.Op == "answers" {
 			table, err = st.Answers(req.RunID[0])
@@ -54,25 +54,25 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t) (result *C.
 	case "delete":
 		n, err := st.Delete(req.RunID)
 		if err != nil {
-			return storeErr(err)
+			return storeErr(doc, err)
 		}
-		return cJSON(map[string]any{"deleted": n, "path": st.Path})
+		return succeed(doc, map[string]any{"deleted": n, "path": st.Path})
 	default:
-		return cError("tabscreen_error_internal", fmt.Errorf("unknown store operation %q", req.Op))
+		return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown store operation %q", req.Op))
 	}
 	if err != nil {
-		return storeErr(err)
+		return storeErr(doc, err)
 	}
 	if err := cTable(table, out, outLen); err != nil {
-		return cError("tabscreen_error_ipc", err)
+		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	return cJSON(map[string]any{"path": st.Path})
+	return succeed(doc, map[string]any{"path": st.Path})
 }
 
-func storeErr(err error) *C.char {
+func storeErr(doc **C.char, err error) C.int {
 	var se *store.Error
 	if errors.As(err, &se) {
-		return cError(se.Class, err)
+		return fail(doc, se.Class, err)
 	}
-	return cError("tabscreen_error_store", err)
+	return fail(doc, "tabscreen_error_store", err)
 }

@@ -8,12 +8,15 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tabscreen/tabscreen/golib/arrowio"
+	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
@@ -107,7 +110,7 @@ func TestRunAnswersEveryJobInGridOrder(t *testing.T) {
 		o.Models = []ModelOptions{{Name: "zeta", Reps: 2, RPM: 600000}, {Name: "alpha", Reps: 1, RPM: 600000}}
 	})
 	r := runToEnd(t, o, 3)
-	a := r.Answers()
+	a := mustAnswers(t, r)
 	if a.NumRows != 2*(3*2+3*1) {
 		t.Fatalf("%d rows", a.NumRows)
 	}
@@ -340,7 +343,7 @@ func TestRerunOnlyListedJobs(t *testing.T) {
 		o.Models[0].Reps = 3
 		o.Jobs = []JobKey{{Record: 2, PromptID: 1, Model: "m", TopP: &one, N: 3}}
 	}), 4)
-	a := r.Answers()
+	a := mustAnswers(t, r)
 	rec, _ := a.Col("record")
 	n, _ := a.Col("n")
 	if a.NumRows != 1 || rec.I32[0] != 2 || n.I32[0] != 3 || fk.requests.Load() != 1 {
@@ -349,15 +352,16 @@ func TestRerunOnlyListedJobs(t *testing.T) {
 }
 
 func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
-	p := newPacer(6000) // 100 per second
+	fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
+	p := newPacer(6000, fc) // 100 per second
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
 	ctx := context.Background()
 	for i := 0; i < 250; i++ {
 		if i == 50 {
-			time.Sleep(80 * time.Millisecond) // a stalled sender, then a rush to catch up
+			fc.Advance(80 * time.Millisecond) // a stalled sender, then a rush to catch up
 		}
-		if err := p.wait(ctx); err != nil {
+		if err := drive(fc, func() error { return p.wait(ctx) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -369,6 +373,75 @@ func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 		if k > 100 {
 			t.Fatalf("%d requests in one second at rpm 6000", k)
 		}
+	}
+	// On the fake clock the window is exact: the 101st admission never within 1 s + guard of the first.
+	for i := 100; i < len(times); i++ {
+		if d := times[i].Sub(times[i-100]); d < time.Second+windowGuard {
+			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
+		}
+	}
+	// and the pacer holds nothing back beyond that: 250 admissions at 99.5 per second, plus the stall.
+	if got := times[249].Sub(times[0]); got > 2600*time.Millisecond {
+		t.Fatalf("250 admissions took %v", got)
+	}
+}
+
+// drive runs fn while moving the fake clock to each deadline it waits for, so that a wait of an
+// hour takes no time and every time fn reads is exact.
+func drive(fc *clock.Fake, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		default:
+		}
+		if next, ok := fc.NextDeadline(); ok {
+			fc.Advance(next.Sub(fc.Now()))
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+func TestRetryWaitsAreExactOnTheClock(t *testing.T) {
+	var mu sync.Mutex
+	var seen []time.Time
+	fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
+	fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+		mu.Lock()
+		seen = append(seen, fc.Now())
+		mu.Unlock()
+		switch n {
+		case 1:
+			return 429, map[string]string{"Retry-After": "7"}, `{"error":{"message":"slow down","code":"rate_limit_exceeded"}}`
+		case 2:
+			return 503, map[string]string{"retry-after-ms": "1500"}, `{"error":{"message":"busy"}}`
+		}
+		return 200, nil, toolReply("1")
+	})
+	var r *Run
+	err := drive(fc, func() error {
+		var err error
+		r, err = Start(options(fk.srv.URL, nil), Records{Titles: []string{"t"}, Abstracts: []string{"a"}}, "k", WithClock(fc))
+		if err != nil {
+			return err
+		}
+		r.Wait()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 || !r.results[0].ok {
+		t.Fatalf("%d requests, ok %v", len(seen), r.results[0].ok)
+	}
+	if d1, d2 := seen[1].Sub(seen[0]), seen[2].Sub(seen[1]); d1 != 7*time.Second || d2 != 1500*time.Millisecond {
+		t.Fatalf("waits %v and %v, want 7s and 1.5s", d1, d2)
+	}
+	if rt := r.results[0].runTime; rt != 8.5 {
+		t.Fatalf("run time %v, want 8.5 s", rt)
 	}
 }
 
@@ -521,7 +594,7 @@ func TestTokensAddUpToThePrice(t *testing.T) {
 				o.Models[0].PriceIn, o.Models[0].PriceOut = &in, &out
 				o.Jobs = c.jobs
 			}), 1)
-			a := r.Answers()
+			a := mustAnswers(t, r)
 			pt, _ := a.Col("prompt_tokens")
 			ct, _ := a.Col("completion_tokens")
 			if pt.IsNull(0) {
@@ -569,7 +642,7 @@ func TestCustomToolArgumentsAreKept(t *testing.T) {
 					o.Tools = json.RawMessage(c.tools)
 				}
 			}), 1)
-			a := r.Answers()
+			a := mustAnswers(t, r)
 			args, _ := a.Col("tool_arguments")
 			desc, _ := a.Col("detailed_description")
 			if !r.results[0].ok || args.Str[0] != c.want || args.IsNull(0) == c.has || desc.Str[0] != c.description {
@@ -578,4 +651,13 @@ func TestCustomToolArgumentsAreKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustAnswers(t *testing.T, r *Run) *arrowio.Table {
+	t.Helper()
+	a, err := r.Answers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -34,6 +34,17 @@ type Options struct {
 	MaxTokens  int                        `json:"max_tokens"`
 	Jobs       []JobKey                   `json:"jobs"`
 	Store      *StoreOptions              `json:"store"`
+	Result     *ResultOptions             `json:"result"`
+}
+
+// ResultOptions shape the result tables: the aggregation of spec section 3, and what a call that
+// repairs an earlier result (screen_errors()) merges into it.
+type ResultOptions struct {
+	Aggregate bool     `json:"aggregate"`
+	Upper     *float64 `json:"incl_cutoff_upper"`
+	Lower     *float64 `json:"incl_cutoff_lower"`
+	// Price are the price rows of the result being repaired; this call's spend is added to them.
+	Price []PriceRow `json:"price"`
 }
 
 // ModelOptions are one model's settings, from the rules table on the R side.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/tabscreen/tabscreen/golib/clock"
 )
 
 // windowGuard is the margin added to the provider's one-second window: a request admitted exactly
@@ -17,6 +19,7 @@ const windowGuard = 20 * time.Millisecond
 // any one-second window. The token bucket spreads requests evenly; the window check stops the
 // bunching that follows a delayed goroutine, which the bucket alone would let through.
 type pacer struct {
+	clock   clock.Clock
 	limiter *rate.Limiter
 	mu      sync.Mutex
 	sent    []time.Time // admission times of the last len(sent) requests, as a ring
@@ -26,10 +29,11 @@ type pacer struct {
 	observe func(time.Time)
 }
 
-func newPacer(rpm float64) *pacer {
+func newPacer(rpm float64, c clock.Clock) *pacer {
 	perWindow := math.Max(1, math.Floor(rpm/60))
 	window := time.Duration(perWindow*60/rpm*float64(time.Second)) + windowGuard
 	return &pacer{
+		clock:   c,
 		limiter: rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1),
 		sent:    make([]time.Time, int(perWindow)),
 		window:  window,
@@ -38,12 +42,15 @@ func newPacer(rpm float64) *pacer {
 
 // wait blocks until one more request may start.
 func (p *pacer) wait(ctx context.Context) error {
-	if err := p.limiter.Wait(ctx); err != nil {
+	now := p.clock.Now()
+	res := p.limiter.ReserveN(now, 1)
+	if err := clock.Sleep(ctx, p.clock, res.DelayFrom(now)); err != nil {
+		res.CancelAt(p.clock.Now())
 		return err
 	}
 	for {
 		p.mu.Lock()
-		now := time.Now()
+		now := p.clock.Now()
 		oldest := p.sent[p.next]
 		if oldest.IsZero() || now.Sub(oldest) >= p.window {
 			p.sent[p.next] = now
@@ -56,12 +63,8 @@ func (p *pacer) wait(ctx context.Context) error {
 		}
 		d := p.window - now.Sub(oldest)
 		p.mu.Unlock()
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return context.Cause(ctx)
+		if err := clock.Sleep(ctx, p.clock, d); err != nil {
+			return err
 		}
 	}
 }

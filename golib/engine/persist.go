@@ -5,8 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"hash"
+	"os"
+	"unsafe"
 
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -22,6 +26,9 @@ type StoreOptions struct {
 	Fingerprint string `json:"fingerprint"`
 	// RecordIndex maps this call's records to their positions in the run (screen_errors()).
 	RecordIndex []int32 `json:"record_index"`
+	// Temporary: the store only carries this call's answers to its result (the user keeps no
+	// store); Release removes the file.
+	Temporary bool `json:"temporary"`
 }
 
 // StoreInfo tells R which run of which store the call wrote into.
@@ -44,7 +51,7 @@ func fingerprint(o *Options, recs Records) string {
 	decisive := *o
 	decisive.RPM, decisive.MaxTries, decisive.MaxSeconds = nil, nil, nil
 	decisive.Callbacks, decisive.MaxActive, decisive.Timeout = CallbackOptions{}, 0, 0
-	decisive.Jobs, decisive.Store = nil, nil
+	decisive.Jobs, decisive.Store, decisive.Result = nil, nil, nil
 	decisive.Models = make([]ModelOptions, len(o.Models))
 	for i, m := range o.Models {
 		m.RPM, m.PriceIn, m.PriceCachedIn, m.PriceCacheWrite, m.PriceOut = 0, nil, nil, nil, nil
@@ -75,7 +82,8 @@ func hashField(h hash.Hash, s string, valid bool) {
 	}
 	binary.LittleEndian.PutUint64(n[1:], uint64(len(s)))
 	h.Write(n[:])
-	h.Write([]byte(s))
+	// The text itself, not a copy of it: a large screening's records would be copied once more.
+	h.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // openStore claims the run in the store and fills in the jobs it already answered, before any
@@ -101,7 +109,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		models[i] = m.Name
 	}
 	session, err := st.Claim(store.RunSpec{
-		Fingerprint: fp, Provider: r.opts.Provider, Endpoint: r.adapter.Endpoint(), Models: models,
+		Fingerprint: fp, Provider: r.opts.Provider, Endpoint: r.descriptor.Endpoint(r.opts.APIURL), Models: models,
 		Prompts: len(r.opts.Prompts), Records: r.records, Jobs: len(r.jobs), Settings: r.storedSettings(),
 		RunID: so.RunID, Reuse: so.Reuse,
 	})
@@ -113,13 +121,11 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 	r.studyIDs = recs.StudyIDs
 	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed,
 		Reused: session.Reused, Previous: session.Previous, Total: len(r.jobs)}
-	r.jobKeys = make([]string, len(r.jobs))
 	for i, j := range r.jobs {
 		key := r.storeKey(j)
-		r.jobKeys[i] = key
 		if a, ok := session.Stored(key); ok {
-			r.results[i] = result{decision: a.Decision, ok: true, done: true, usage: a.Usage, carried: a.Billed,
-				submodel: a.Submodel, runTime: a.RunTime, date: a.ReceivedAt.Local(), attempts: a.Attempts}
+			r.results[i] = result{ok: true, done: true, stored: true, carried: a.Billed, runTime: a.RunTime,
+				at: a.ReceivedAt.UnixNano(), attempts: a.Attempts}
 			r.answered.Add(1)
 			r.done.Add(1)
 			r.storeInfo.Stored++
@@ -127,10 +133,27 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		}
 		r.results[i].carried = storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)])
 	}
+	session.DropStored()
 	session.Start(func(err error) {
-		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
-	})
+		class := "tabscreen_error_store"
+		var se *store.Error
+		var pe *guard.PanicError
+		switch {
+		case errors.As(err, &pe):
+			class = "tabscreen_error_internal"
+		case errors.As(err, &se):
+			class = se.Class
+		}
+		r.stopRun(provider.Stop{Class: class, Message: err.Error()})
+	}, r.committed)
 	return nil
+}
+
+// committed drops from memory what the store now holds of these jobs.
+func (r *Run) committed(indices []int) {
+	for _, i := range indices {
+		r.results[i].stored, r.results[i].payload = true, nil
+	}
 }
 
 // storedOrGiven is what a failed job was billed before this call. A resumed call knows it from the
@@ -149,14 +172,16 @@ func storedOrGiven(stored screen.Usage, k *JobKey) screen.Usage {
 // them) but the per-job list of screen_errors() and the store's own settings.
 func (r *Run) storedSettings() []byte {
 	o := *r.opts
-	o.Jobs, o.Store = nil, nil
+	o.Jobs, o.Store, o.Result = nil, nil, nil
 	b, _ := json.Marshal(o)
 	return b
 }
 
+// recordInRun is a record's 1-based position in the run: in the user's data, also when a call
+// re-sends some records only (screen_errors(), whose record_index maps them).
 func (r *Run) recordInRun(record int32) int32 {
-	if idx := r.opts.Store.RecordIndex; idx != nil {
-		return idx[record]
+	if r.opts.Store != nil && r.opts.Store.RecordIndex != nil {
+		return r.opts.Store.RecordIndex[record]
 	}
 	return record + 1
 }
@@ -180,10 +205,10 @@ func (r *Run) persist(i int, request []byte, last attempt, log []store.Attempt) 
 		return
 	}
 	j := r.jobs[i]
-	a := store.Answer{Key: r.jobKeys[i], Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
+	a := store.Answer{Index: i, Key: r.storeKey(j), Record: r.recordInRun(j.record), PromptID: j.prompt + 1,
 		Model: r.opts.Models[j.model].Name, N: j.n, Answered: res.ok, Decision: res.decision, Usage: res.usage,
 		Billed: res.spent(), Submodel: res.submodel, HTTPStatus: last.status, Attempts: res.attempts,
-		RunTime: res.runTime, Took: last.took.Seconds(), ReceivedAt: res.date, Request: request, Response: last.body, Log: log}
+		RunTime: res.runTime, Took: last.took.Seconds(), ReceivedAt: res.date(), Request: request, Response: last.body, Log: log}
 	if !res.ok {
 		a.Error = res.reason
 	}
@@ -218,5 +243,33 @@ func (r *Run) closeStore() {
 	}
 }
 
-// StoreInfo is nil when the run keeps no store.
-func (r *Run) StoreInfo() *StoreInfo { return r.storeInfo }
+// StoreInfo is nil when the run keeps no store of the user's.
+func (r *Run) StoreInfo() *StoreInfo {
+	if r.opts.Store != nil && r.opts.Store.Temporary {
+		return nil
+	}
+	return r.storeInfo
+}
+
+// ForgetQuestions drops the questions once they are handed over: the largest thing a run holds.
+func (r *Run) ForgetQuestions() { r.questions = nil }
+
+// Forget drops what a finished run holds (its questions, jobs and results) once its result has
+// been handed over, so that the memory is returned before R builds its result.
+func (r *Run) Forget() {
+	r.questions, r.jobs, r.results, r.studyIDs = nil, nil, nil, nil
+}
+
+// Release removes a temporary store, once the result tables have been read from it.
+func (r *Run) Release() error {
+	if r.storeInfo == nil || !r.opts.Store.Temporary {
+		return nil
+	}
+	var first error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(r.storeInfo.Path + suffix); err != nil && !os.IsNotExist(err) && first == nil {
+			first = err
+		}
+	}
+	return first
+}

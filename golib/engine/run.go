@@ -14,6 +14,8 @@ import (
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/tabscreen/tabscreen/golib/clock"
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -37,16 +39,16 @@ func (e *stopError) Error() string { return e.Message }
 
 // Run is one screening in progress.
 type Run struct {
-	opts      *Options
-	custom    bool // the user's tools: their calls' arguments are kept
-	adapter   provider.Adapter
-	headers   map[string]string
-	client    *resty.Client
-	transport *http.Transport
-	models    []*provider.Model
-	prices    []screen.Prices
-	pacers    []*pacer
-	sem       *semaphore.Weighted
+	clock      clock.Clock
+	opts       *Options
+	descriptor provider.Descriptor
+	adapter    provider.Adapter
+	client     *resty.Client
+	transport  *http.Transport
+	models     []*provider.Model
+	prices     []screen.Prices
+	pacers     []*pacer
+	sem        *semaphore.Weighted
 
 	records     int
 	questions   []string // prompt-major: questions[p*records+r]
@@ -64,7 +66,6 @@ type Run struct {
 
 	session   *store.Session // nil without an answer store
 	storeInfo *StoreInfo
-	jobKeys   []string // the jobs' names in the store
 	studyIDs  []string
 
 	done, answered, failed, retries, inFlight atomic.Int64
@@ -73,18 +74,34 @@ type Run struct {
 	finished                                  chan struct{}
 }
 
-// result is the outcome of one job.
+// result is the outcome of one job. What the answer store holds of it (the decision, the
+// reason of a failure) is dropped once the store has committed it: the result tables read it
+// back from there, so that a large run does not keep every answer in memory.
 type result struct {
-	decision screen.Decision
 	ok, done bool
-	reason   string
-	usage    screen.Usage // of the answer
+	stored   bool // committed to the store; payload is nil
+	attempts int32
 	billed   screen.Usage // of every 200 reply of this call, re-asks included
 	carried  screen.Usage // billed by earlier calls of the run (the store, or screen_errors())
+	runTime  float64      // seconds from the first attempt to the answer
+	at       int64        // when it ended, Unix nanoseconds (a time.Time holds a pointer the GC would scan)
+	*payload
+}
+
+// date is when the job ended, in local time; zero when it never did.
+func (res *result) date() time.Time {
+	if res.at == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, res.at)
+}
+
+// payload is what a result holds until the store has it.
+type payload struct {
+	decision screen.Decision
+	usage    screen.Usage // of the answer
 	submodel string
-	runTime  float64 // seconds from the first attempt to the answer
-	date     time.Time
-	attempts int32
+	reason   string
 }
 
 // spent is everything the job was billed, in this call and earlier ones: its token columns and
@@ -103,22 +120,32 @@ type Records struct {
 	StudyIDs                  []string
 }
 
+// StartOption changes how a run is set up, for tests.
+type StartOption func(*Run)
+
+// WithClock runs the engine on c instead of the system clock.
+func WithClock(c clock.Clock) StartOption { return func(r *Run) { r.clock = c } }
+
 // Start checks the options, builds the jobs, claims the run in the answer store (taking the jobs
 // it already answered from there) and starts the run in the background.
-func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
+func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Run, error) {
 	if len(recs.Abstracts) != len(recs.Titles) || (recs.StudyIDs != nil && len(recs.StudyIDs) != len(recs.Titles)) {
 		return nil, fmt.Errorf("the records' columns differ in length")
 	}
+	descriptor, ok := provider.Lookup(opts.Provider)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q", opts.Provider)
+	}
 	settings := opts.settings()
-	adapter, err := provider.New(opts.Provider, settings)
+	settings.APIKey = apiKey
+	adapter, err := descriptor.New(settings)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opts: opts, custom: settings.HasCustomTools(), adapter: adapter, callbacks: newCallbackQueue(),
+	r := &Run{clock: clock.Real(), descriptor: descriptor, opts: opts, adapter: adapter, callbacks: newCallbackQueue(),
 		finished: make(chan struct{})}
-	r.headers = make(map[string]string)
-	for k, v := range adapter.Headers(apiKey) {
-		r.headers[k] = v[0]
+	for _, w := range with {
+		w(r)
 	}
 	r.prepareRecords(recs.Titles, recs.Abstracts, recs.TitleValid, recs.AbstractValid)
 	var given map[jobID]*JobKey
@@ -130,31 +157,20 @@ func Start(opts *Options, recs Records, apiKey string) (*Run, error) {
 		r.models = append(r.models, m.model())
 		r.prices = append(r.prices, m.prices())
 	}
-	r.pacers = newPacers(opts)
+	r.pacers = newPacers(opts, r.clock)
 	active := opts.MaxActive
 	if active <= 0 {
 		active = defaultMaxActive(opts)
 	}
 	r.sem = semaphore.NewWeighted(int64(active))
-	r.transport = &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        active,
-		MaxIdleConnsPerHost: active,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 15 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}
-	r.client = resty.New().SetTransport(r.transport).
-		SetTimeout(time.Duration(opts.Timeout * float64(time.Second))).
-		SetRetryCount(0)
+	r.client, r.transport = newClient(seconds(opts.Timeout), active)
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.carryGiven(given)
 	if err := r.openStore(recs, given); err != nil {
 		r.cancel(err)
 		return nil, err
 	}
-	r.started = time.Now()
+	r.started = r.clock.Now()
 	go r.dispatch()
 	return r, nil
 }
@@ -166,32 +182,31 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 	r.records = n
 	r.questions = make([]string, len(r.opts.Prompts)*n)
 	for i := 0; i < n; i++ {
-		title, blankT := screen.Field(titles[i], titleValid == nil || titleValid[i])
-		abstract, blankA := screen.Field(abstracts[i], abstractValid == nil || abstractValid[i])
-		if blankT {
+		tValid, aValid := titleValid == nil || titleValid[i], abstractValid == nil || abstractValid[i]
+		if screen.IsBlank(titles[i], tValid) {
 			r.blankFields++
 		}
-		if blankA {
+		if screen.IsBlank(abstracts[i], aValid) {
 			r.blankFields++
 		}
 		for p, prompt := range r.opts.Prompts {
-			r.questions[p*n+i] = screen.Question(prompt, title, abstract)
+			r.questions[p*n+i] = screen.QuestionOf(prompt, titles[i], tValid, abstracts[i], aValid)
 		}
 	}
 }
 
 // newPacers gives one pacer per model when rpm was given per model, else one shared by all.
-func newPacers(o *Options) []*pacer {
+func newPacers(o *Options, c clock.Clock) []*pacer {
 	out := make([]*pacer, len(o.Models))
 	if o.RPM != nil {
-		shared := newPacer(*o.RPM)
+		shared := newPacer(*o.RPM, c)
 		for i := range out {
 			out[i] = shared
 		}
 		return out
 	}
 	for i, m := range o.Models {
-		out[i] = newPacer(m.RPM)
+		out[i] = newPacer(m.RPM, c)
 	}
 	return out
 }
@@ -211,8 +226,13 @@ func defaultMaxActive(o *Options) int {
 	return min(max(n, 4), 256)
 }
 
+// dispatch starts every job within the concurrency cap, then closes the run. A panic here or in a
+// job stops the run (tabscreen_error_internal) instead of ending the R session; the run still
+// accounts for every job and reaches R with the answers it has.
 func (r *Run) dispatch() {
 	var wg sync.WaitGroup
+	defer r.finish(&wg)
+	defer guard.Recover(r.internalError)
 	for i := range r.jobs {
 		if r.results[i].done { // answered in the store by an earlier call
 			continue
@@ -223,16 +243,36 @@ func (r *Run) dispatch() {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			defer guard.Recover(func(err error) { r.jobPanicked(i, err) })
 			defer r.sem.Release(1)
 			r.work(i)
 		}(i)
 	}
+}
+
+// finish waits for the jobs, fails those never finished, closes the store and marks the run done.
+func (r *Run) finish(wg *sync.WaitGroup) {
 	wg.Wait()
+	defer close(r.finished)
+	defer func() { r.elapsed = r.clock.Now().Sub(r.started) }()
+	defer guard.Recover(r.internalError)
 	r.closeUnfinished()
 	r.closeStore()
 	r.transport.CloseIdleConnections()
-	r.elapsed = time.Since(r.started)
-	close(r.finished)
+}
+
+// internalError stops the run after a panic.
+func (r *Run) internalError(err error) {
+	r.stopRun(provider.Stop{Class: "tabscreen_error_internal", Message: err.Error()})
+}
+
+// jobPanicked fails the job whose goroutine panicked (it runs on that goroutine, which alone
+// writes the job's result) and stops the run: a bug, which the next jobs would likely hit too.
+func (r *Run) jobPanicked(i int, err error) {
+	if res := &r.results[i]; !res.done {
+		r.fail(res, err.Error())
+	}
+	r.internalError(err)
 }
 
 // closeUnfinished fails every job the run never finished, so that no job is missing from the
@@ -241,7 +281,7 @@ func (r *Run) closeUnfinished() {
 	reason := "not sent: " + r.causeText()
 	for i := range r.results {
 		if !r.results[i].done {
-			r.results[i] = result{done: true, reason: reason}
+			r.results[i] = result{done: true, payload: &payload{reason: reason}}
 			r.failed.Add(1)
 			r.done.Add(1)
 		}

@@ -6,63 +6,208 @@ import (
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 	"github.com/tabscreen/tabscreen/golib/screen"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 const dateLayout = "2006-01-02 15:04:05"
 
-// Answers is the answers table of ARCHITECTURE.md: one row per job, answered or failed.
-func (r *Run) Answers() *arrowio.Table {
+// answerColumns are the columns of the answers table being built.
+type answerColumns struct {
+	record, promptID, iterations, reps, attempts      []int32
+	model, decision, description, submodel, date      []string
+	arguments                                         []string
+	topP, confidence, runTime                         []float64
+	binary, promptTokens, completionTokens            []int32
+	failed                                            []bool
+	argumentsValid, topPValid, descValid, confValid   []bool
+	binaryValid, tokensValid, submodelValid, runValid []bool
+}
+
+func newAnswerColumns(n int) *answerColumns {
+	return &answerColumns{
+		record: make([]int32, n), promptID: make([]int32, n), iterations: make([]int32, n), reps: make([]int32, n),
+		attempts: make([]int32, n), model: make([]string, n), decision: make([]string, n), description: make([]string, n),
+		submodel: make([]string, n), date: make([]string, n), arguments: make([]string, n), topP: make([]float64, n),
+		confidence: make([]float64, n), runTime: make([]float64, n), binary: make([]int32, n), promptTokens: make([]int32, n),
+		completionTokens: make([]int32, n), failed: make([]bool, n), argumentsValid: make([]bool, n), topPValid: make([]bool, n),
+		descValid: make([]bool, n), confValid: make([]bool, n), binaryValid: make([]bool, n), tokensValid: make([]bool, n),
+		submodelValid: make([]bool, n), runValid: make([]bool, n),
+	}
+}
+
+// set fills row i with a job's outcome: an answer, or a failure with its reason.
+func (c *answerColumns) set(i int, ok bool, d screen.Decision, reason string, spent screen.Usage, submodel string,
+	runTime float64, date time.Time) {
+	if !date.IsZero() {
+		c.date[i] = date.Format(dateLayout)
+	}
+	if ok {
+		c.decision[i], c.binary[i], c.binaryValid[i] = d.Raw, d.Binary, true
+		c.description[i], c.descValid[i] = d.Description, d.HasDescription
+		c.arguments[i], c.argumentsValid[i] = d.Arguments, d.Arguments != ""
+		c.confidence[i], c.confValid[i] = d.Confidence, d.HasConfidence
+		c.promptTokens[i], c.completionTokens[i], c.tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
+		c.submodel[i], c.submodelValid[i] = submodel, submodel != ""
+		c.runTime[i], c.runValid[i] = runTime, true
+		return
+	}
+	c.failed[i] = true
+	c.decision[i] = reason
+	if spent != (screen.Usage{}) {
+		// Unusable replies were billed: their tokens stay visible on the failed row.
+		c.promptTokens[i], c.completionTokens[i], c.tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
+	}
+}
+
+func (c *answerColumns) table(n int) *arrowio.Table {
+	t := arrowio.NewTable(n)
+	t.AddI32("record", c.record, nil).AddI32("promptid", c.promptID, nil).AddStr("model", c.model, nil)
+	t.AddF64("top_p", c.topP, c.topPValid).AddI32("iterations", c.iterations, nil).AddI32("n", c.reps, nil)
+	t.AddStr("decision_llm", c.decision, nil).AddStr("detailed_description", c.description, c.descValid)
+	t.AddI32("decision_binary", c.binary, c.binaryValid).AddF64("confidence", c.confidence, c.confValid)
+	t.AddI32("prompt_tokens", c.promptTokens, c.tokensValid).AddI32("completion_tokens", c.completionTokens, c.tokensValid)
+	t.AddStr("submodel", c.submodel, c.submodelValid).AddF64("run_time", c.runTime, c.runValid)
+	t.AddStr("run_date", c.date, nil).AddBool("failed", c.failed, nil).AddI32("attempts", c.attempts, nil)
+	t.AddStr("tool_arguments", c.arguments, c.argumentsValid)
+	return t
+}
+
+// Answers is the answers table of ARCHITECTURE.md: one row per job of this call, answered or
+// failed. What the store committed is read back from it; the rest is in memory.
+func (r *Run) Answers() (*arrowio.Table, error) {
 	n := len(r.jobs)
-	record, promptID, iterations, reps, attempts := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	model, decision, description, submodel, date := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	arguments, argumentsValid := make([]string, n), make([]bool, n)
-	topP, confidence, runTime := make([]float64, n), make([]float64, n), make([]float64, n)
-	binary, promptTokens, completionTokens := make([]int32, n), make([]int32, n), make([]int32, n)
-	failed := make([]bool, n)
-	topPValid, descValid, confValid, binaryValid := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-	tokensValid, submodelValid, runTimeValid := make([]bool, n), make([]bool, n), make([]bool, n)
+	c := newAnswerColumns(n)
 	hasTopP := len(r.opts.TopP) > 0
 	for i, j := range r.jobs {
-		res := &r.results[i]
-		record[i], promptID[i], reps[i] = j.record+1, j.prompt+1, j.n
-		model[i] = r.opts.Models[j.model].Name
-		iterations[i] = int32(r.opts.Models[j.model].Reps)
+		c.record[i], c.promptID[i], c.reps[i] = j.record+1, j.prompt+1, j.n
+		c.model[i] = r.opts.Models[j.model].Name
+		c.iterations[i] = int32(r.opts.Models[j.model].Reps)
 		if hasTopP {
-			topP[i], topPValid[i] = r.opts.TopP[j.topP], true
+			c.topP[i], c.topPValid[i] = r.opts.TopP[j.topP], true
 		}
-		attempts[i] = res.attempts
-		if !res.date.IsZero() {
-			date[i] = res.date.Format(dateLayout)
-		}
-		if res.ok {
-			d := res.decision
-			decision[i], binary[i], binaryValid[i] = d.Raw, d.Binary, true
-			description[i], descValid[i] = d.Description, d.HasDescription
-			arguments[i], argumentsValid[i] = d.Arguments, d.Arguments != ""
-			confidence[i], confValid[i] = d.Confidence, d.HasConfidence
-			spent := res.spent()
-			promptTokens[i], completionTokens[i], tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
-			submodel[i], submodelValid[i] = res.submodel, res.submodel != ""
-			runTime[i], runTimeValid[i] = res.runTime, true
-			continue
-		}
-		failed[i] = true
-		decision[i] = res.reason
-		if spent := res.spent(); spent != (screen.Usage{}) {
-			// Unusable replies were billed: their tokens stay visible on the failed row.
-			promptTokens[i], completionTokens[i], tokensValid[i] = int32(spent.Prompt), int32(spent.Completion), true
+		res := &r.results[i]
+		c.attempts[i] = res.attempts
+		if res.payload != nil {
+			c.set(i, res.ok, res.decision, res.reason, res.spent(), res.submodel, res.runTime, res.date())
 		}
 	}
-	t := arrowio.NewTable(n)
-	t.AddI32("record", record, nil).AddI32("promptid", promptID, nil).AddStr("model", model, nil)
-	t.AddF64("top_p", topP, topPValid).AddI32("iterations", iterations, nil).AddI32("n", reps, nil)
-	t.AddStr("decision_llm", decision, nil).AddStr("detailed_description", description, descValid)
-	t.AddI32("decision_binary", binary, binaryValid).AddF64("confidence", confidence, confValid)
-	t.AddI32("prompt_tokens", promptTokens, tokensValid).AddI32("completion_tokens", completionTokens, tokensValid)
-	t.AddStr("submodel", submodel, submodelValid).AddF64("run_time", runTime, runTimeValid)
-	t.AddStr("run_date", date, nil).AddBool("failed", failed, nil).AddI32("attempts", attempts, nil)
-	t.AddStr("tool_arguments", arguments, argumentsValid)
-	return t
+	if err := r.readStored(c); err != nil {
+		return nil, err
+	}
+	return c.table(n), nil
+}
+
+// readStored fills the rows of the jobs the store holds.
+func (r *Run) readStored(c *answerColumns) error {
+	if r.session == nil {
+		return nil
+	}
+	st, err := store.Open(r.storeInfo.Path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	index := r.jobIndex()
+	// Most rows share their decision, submodel and second: one string each, not one per row.
+	interned := map[string]string{}
+	intern := func(s string) string {
+		if v, ok := interned[s]; ok {
+			return v
+		}
+		if len(interned) < 1<<16 {
+			interned[s] = s
+		}
+		return s
+	}
+	err = st.ScanRun(r.session.RunID, func(row *store.Row) {
+		i, ok := index(row)
+		if !ok || !r.results[i].stored {
+			return
+		}
+		date := row.ReceivedAt
+		if !date.IsZero() {
+			date = date.Local()
+		}
+		d := row.Decision
+		d.Raw = intern(d.Raw)
+		c.set(i, row.Answered, d, row.Error, row.Billed, intern(row.Submodel), row.RunTime, date)
+		c.date[i] = intern(c.date[i])
+	})
+	return err
+}
+
+// jobIndex maps a stored job to its place in this call's jobs. The jobs of a whole run follow one
+// another in a fixed order, so a job's place is a sum; a call that re-sends some jobs
+// (screen_errors()) looks them up.
+func (r *Run) jobIndex() func(*store.Row) (int, bool) {
+	o := r.opts
+	models := make(map[string]int, len(o.Models))
+	for m, mo := range o.Models {
+		models[mo.Name] = m
+	}
+	topPs := make(map[float64]int, len(o.TopP))
+	for t, v := range o.TopP {
+		topPs[v] = t
+	}
+	var local map[int32]int32 // record of the run -> record of this call
+	if idx := o.Store.RecordIndex; idx != nil {
+		local = make(map[int32]int32, len(idx))
+		for i, v := range idx {
+			local[v] = int32(i)
+		}
+	}
+	key := func(row *store.Row) (job, bool) {
+		m, ok := models[row.Model]
+		if !ok || row.PromptID < 1 || int(row.PromptID) > len(o.Prompts) || row.N < 1 || int(row.N) > o.Models[m].Reps {
+			return job{}, false
+		}
+		j := job{record: row.Record - 1, prompt: row.PromptID - 1, model: int32(m), topP: -1, n: row.N}
+		if local != nil {
+			if j.record, ok = local[row.Record]; !ok {
+				return job{}, false
+			}
+		}
+		if j.record < 0 || int(j.record) >= r.records {
+			return job{}, false
+		}
+		if len(o.TopP) > 0 {
+			t, ok := topPs[row.TopP]
+			if !ok || !row.HasTopP {
+				return job{}, false
+			}
+			j.topP = int32(t)
+		}
+		return j, true
+	}
+	if o.Jobs != nil {
+		byJob := make(map[job]int, len(r.jobs))
+		for i, j := range r.jobs {
+			byJob[j] = i
+		}
+		return func(row *store.Row) (int, bool) {
+			j, ok := key(row)
+			if !ok {
+				return 0, false
+			}
+			i, ok := byJob[j]
+			return i, ok
+		}
+	}
+	tops := max(len(o.TopP), 1)
+	perPrompt, before := 0, make([]int, len(o.Models))
+	for m, mo := range o.Models {
+		before[m] = perPrompt
+		perPrompt += tops * r.records * mo.Reps
+	}
+	return func(row *store.Row) (int, bool) {
+		j, ok := key(row)
+		if !ok {
+			return 0, false
+		}
+		reps := o.Models[j.model].Reps
+		t := max(j.topP, 0)
+		return int(j.prompt)*perPrompt + before[j.model] + (int(t)*r.records+int(j.record))*reps + int(j.n) - 1, true
+	}
 }
 
 // Questions is the questions table: the text each record was sent with, per prompt.
@@ -142,14 +287,19 @@ type Summary struct {
 	PriceData   []PriceRow  `json:"price_data"`
 	BlankFields int         `json:"blank_fields"`
 	Store       *StoreInfo  `json:"store,omitempty"`
+	// Cutoffs are the effective inclusion cut-offs of the aggregation, when the options ask for it.
+	Cutoffs *screen.Cutoffs `json:"cutoffs,omitempty"`
 }
 
 // Summarise describes the finished run.
 func (r *Run) Summarise() Summary {
 	state, stop := r.State()
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
-		Elapsed: r.elapsed.Seconds(), RunDate: time.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
-		Store: r.storeInfo}
+		Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
+		Store: r.StoreInfo(), Cutoffs: r.Cutoffs()}
+	if o := r.opts.Result; o != nil && o.Price != nil {
+		s.PriceData = mergePrices(o.Price, s.PriceData)
+	}
 	if s.PriceData == nil {
 		s.PriceData = []PriceRow{}
 	}
@@ -166,7 +316,11 @@ func AggregateTable(t *arrowio.Table, c screen.Cutoffs) (*arrowio.Table, error) 
 	if err != nil {
 		return nil, err
 	}
-	rows := screen.Aggregate(answers, c)
+	return aggregatedTable(screen.Aggregate(answers, c)), nil
+}
+
+// aggregatedTable is the aggregated table of ARCHITECTURE.md.
+func aggregatedTable(rows []screen.Aggregated) *arrowio.Table {
 	n := len(rows)
 	out := arrowio.NewTable(n)
 	record, prompt, finalNum, reps, missing := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
@@ -188,7 +342,7 @@ func AggregateTable(t *arrowio.Table, c screen.Cutoffs) (*arrowio.Table, error) 
 	out.AddStr("final_decision_llm", final, nil).AddI32("final_decision_llm_num", finalNum, nil)
 	out.AddStr("longest_answer", longest, longestValid).AddF64("mean_confidence", meanConf, confValid)
 	out.AddI32("reps", reps, nil).AddI32("n_mis_answers", missing, nil).AddStr("submodel", submodel, subValid)
-	return out, nil
+	return out
 }
 
 func answersFrom(t *arrowio.Table) ([]screen.Answer, error) {

@@ -2,14 +2,13 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
 	"time"
 
+	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
-	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -46,18 +45,28 @@ func (r *Run) work(i int) {
 	r.persist(i, t.request, t.last, t.retried)
 }
 
-// runJob runs one job to its end: an answer, or a failure with its reason.
+// runJob runs one job to its end: an answer, or a failure with its reason. The adapter builds
+// the request and classifies every response; this loop owns the waits, the retries and the
+// user's R policies.
 func (r *Run) runJob(i int, t *jobTrace) {
 	j := r.jobs[i]
 	res := &r.results[i]
 	call := r.call(j)
-	body, err := r.adapter.Body(call)
-	t.request = body
+	req, err := r.adapter.Request(call)
+	t.request = req.Body
 	if err != nil {
 		r.fail(res, "the request body could not be built: "+err.Error())
 		return
 	}
-	rng := rand.New(rand.NewSource(r.seed() + int64(i)))
+	// The back-off's random numbers: seeded per job, made only when a job backs off (seeding is
+	// costly next to a request that succeeds at once).
+	var rng *rand.Rand
+	jitter := func() *rand.Rand {
+		if rng == nil {
+			rng = rand.New(rand.NewSource(r.seed() + int64(i)))
+		}
+		return rng
+	}
 	var first time.Time
 	tries, reasks := 0, 0
 	for {
@@ -66,86 +75,69 @@ func (r *Run) runJob(i int, t *jobTrace) {
 			return
 		}
 		if first.IsZero() {
-			first = time.Now()
+			first = r.clock.Now()
 		}
 		tries++
 		res.attempts++
-		a := r.send(body)
+		a := r.send(req)
 		t.last = a
 		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
 		if a.err != nil && r.ctx.Err() != nil {
 			r.fail(res, "interrupted: "+r.causeText())
 			return
 		}
-		var reason string
+		var f provider.Failure
 		switch {
-		case a.err == nil && a.status >= 200 && a.status < 300:
-			reply, problem := r.adapter.Parse(a.body)
-			res.billed.Add(reply.Usage)
-			var d screen.Decision
-			if problem == nil {
-				d, problem = screen.ReadDecision(reply.Args, reply.Tool)
-			}
-			if problem == nil {
-				r.succeed(res, d, reply, a, first)
-				return
-			}
-			if failedAttempt(problem, call.Model) {
-				reason = problem.Error()
-				break
-			}
-			msg, allowed := r.retryAllowed(tries, first, 0)
-			if reasks < maxReasks && allowed {
-				r.note(t, a, res.attempts, "re-asked: "+problem.Error())
-				reasks++
-				r.retries.Add(1)
-				continue
-			}
-			r.fail(res, fmt.Sprintf("no usable answer in %s: %v%s", count(reasks+1, "reply", "replies"), problem, msg))
-			return
 		case a.err != nil:
-			reason = errorText(a.err)
+			f = provider.Failure{Verdict: provider.Retry, Message: errorText(a.err)}
+		case a.status >= 200 && a.status < 300:
+			out := r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+			res.billed.Add(out.Usage)
+			if out.Failure == nil {
+				r.succeed(res, out, a, first)
+				return
+			}
+			f = *out.Failure
+			if f.Verdict == provider.Reask {
+				msg, allowed := r.retryAllowed(tries, first, 0)
+				if reasks < maxReasks && allowed {
+					r.note(t, a, res.attempts, "re-asked: "+f.Message)
+					reasks++
+					r.retries.Add(1)
+					continue
+				}
+				r.fail(res, fmt.Sprintf("no usable answer in %s: %s%s", count(reasks+1, "reply", "replies"), f.Message, msg))
+				return
+			}
 		default:
-			if stop, ok := r.adapter.Stop(a.status, a.headers, a.body); ok {
-				r.stopRun(stop)
-				r.fail(res, stop.Message)
+			f = r.adapter.Classify(provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+			if f.Verdict == provider.StopRun {
+				r.stopRun(provider.Stop{Class: f.Class, Message: f.Message})
+				r.fail(res, f.Message)
 				return
 			}
-			reason = r.adapter.ErrorMessage(a.status, a.body)
-			transient, err := r.isTransient(a)
-			if err != nil {
-				r.fail(res, reason)
-				return
-			}
-			if !transient {
-				r.fail(res, reason)
+			transient, err := r.isTransient(a, f)
+			if err != nil || !transient {
+				r.fail(res, f.Message)
 				return
 			}
 		}
-		wait, err := r.retryWait(a, tries, rng)
+		wait, err := r.retryWait(a, f, tries, jitter)
 		if err != nil {
-			r.fail(res, reason)
+			r.fail(res, f.Message)
 			return
 		}
 		if msg, ok := r.retryAllowed(tries, first, wait); !ok {
-			r.fail(res, reason+msg)
+			r.fail(res, f.Message+msg)
 			return
 		}
 		r.retries.Add(1)
-		r.note(t, a, res.attempts, reason)
+		r.note(t, a, res.attempts, f.Message)
 		if err := r.sleep(wait); err != nil {
-			r.fail(res, reason+"; then "+r.causeText())
+			r.fail(res, f.Message+"; then "+r.causeText())
 			return
 		}
 	}
-}
-
-// failedAttempt tells the 200 replies that are retried like a transient failure, within
-// max_tries, rather than re-asked on the small budget: a failure the provider reports (Mistral's
-// finish_reason "error"), and a reply without the call from a model that cannot be forced to call.
-func failedAttempt(problem error, m *provider.Model) bool {
-	var fa *provider.FailedAttempt
-	return errors.As(problem, &fa) || (!m.ForcedTool && errors.Is(problem, provider.ErrNoToolCall))
 }
 
 func (r *Run) call(j job) *provider.Call {
@@ -164,13 +156,13 @@ func (r *Run) seed() int64 {
 	if r.opts.Seed != nil {
 		return *r.opts.Seed
 	}
-	return time.Now().UnixNano()
+	return r.clock.Now().UnixNano()
 }
 
 // waitTurn waits out a run-wide pause (a 429 told us to hold off) and then the pacer.
 func (r *Run) waitTurn(j job) error {
 	if until := r.pauseUntil.Load(); until > 0 {
-		if d := time.Until(time.Unix(0, until)); d > 0 {
+		if d := time.Unix(0, until).Sub(r.clock.Now()); d > 0 {
 			if err := r.sleepCtx(d); err != nil {
 				return err
 			}
@@ -179,21 +171,23 @@ func (r *Run) waitTurn(j job) error {
 	return r.pacers[j.model].wait(r.ctx)
 }
 
-func (r *Run) send(body []byte) attempt {
+func (r *Run) send(req provider.Request) attempt {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
-	start := time.Now()
-	resp, err := r.client.R().SetContext(r.ctx).SetHeaders(r.headers).SetBody(body).Post(r.adapter.Endpoint())
-	a := attempt{took: time.Since(start), at: time.Now(), err: err}
+	start := r.clock.Now()
+	resp, err := r.client.R().SetContext(r.ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
+	at := r.clock.Now()
+	a := attempt{took: at.Sub(start), at: at, err: err}
 	if err == nil {
 		a.status, a.headers, a.body = resp.StatusCode(), resp.Header(), resp.Body()
 	}
 	return a
 }
 
-func (r *Run) isTransient(a attempt) (bool, error) {
+// isTransient is the adapter's verdict, unless the user gave an is_transient function.
+func (r *Run) isTransient(a attempt, f provider.Failure) (bool, error) {
 	if !r.opts.Callbacks.IsTransient {
-		return provider.IsTransient(a.status, a.headers, a.body), nil
+		return f.Verdict == provider.Retry, nil
 	}
 	v, err := r.askR(&Callback{Kind: "is_transient", Status: a.status, Headers: headerMap(a.headers), Body: string(a.body)})
 	if err != nil || v == nil {
@@ -202,9 +196,10 @@ func (r *Run) isTransient(a attempt) (bool, error) {
 	return *v != 0, nil
 }
 
-// retryWait is the server's wait when it gave one (through `after` when that is an R
-// function), else the backoff. A rate-limit wait pauses the whole run, not just this job.
-func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration, error) {
+// retryWait is the server's wait when it gave one (the adapter reads it; through `after` when
+// that is an R function), else the backoff. A rate-limit wait pauses the whole run, not just this
+// job.
+func (r *Run) retryWait(a attempt, f provider.Failure, failures int, rng func() *rand.Rand) (time.Duration, error) {
 	var wait time.Duration
 	found := false
 	if a.err == nil {
@@ -214,13 +209,10 @@ func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration,
 				return 0, err
 			}
 			if v != nil {
-				wait, found = capWait(seconds(*v)), true
+				wait, found = provider.CapWait(seconds(*v)), true
 			}
 		} else {
-			wait, found = retryAfter(a.headers, a.at)
-			if !found && a.status == http.StatusTooManyRequests {
-				wait, found = r.adapter.ResetWait(a.headers)
-			}
+			wait, found = f.Wait, f.HasWait
 		}
 		if found && a.status == http.StatusTooManyRequests {
 			r.pause(wait)
@@ -235,10 +227,10 @@ func (r *Run) retryWait(a attempt, failures int, rng *rand.Rand) (time.Duration,
 			return 0, err
 		}
 		if v != nil {
-			return capWait(seconds(*v)), nil
+			return provider.CapWait(seconds(*v)), nil
 		}
 	}
-	return defaultBackoff(failures, rng), nil
+	return defaultBackoff(failures, rng()), nil
 }
 
 // retryAllowed applies max_tries and max_seconds. Without either there is one attempt and no
@@ -251,7 +243,7 @@ func (r *Run) retryAllowed(tries int, first time.Time, wait time.Duration) (stri
 	if o.MaxTries != nil && tries >= *o.MaxTries {
 		return fmt.Sprintf(" (gave up after %s)", count(tries, "attempt", "attempts")), false
 	}
-	if o.MaxSeconds != nil && time.Since(first)+wait > seconds(*o.MaxSeconds) {
+	if o.MaxSeconds != nil && r.clock.Now().Sub(first)+wait > seconds(*o.MaxSeconds) {
 		return fmt.Sprintf(" (gave up: max_seconds = %g reached)", *o.MaxSeconds), false
 	}
 	return "", true
@@ -270,7 +262,7 @@ func (r *Run) askR(c *Callback) (*float64, error) {
 }
 
 func (r *Run) pause(d time.Duration) {
-	until := time.Now().Add(d).UnixNano()
+	until := r.clock.Now().Add(d).UnixNano()
 	for {
 		old := r.pauseUntil.Load()
 		if old >= until || r.pauseUntil.CompareAndSwap(old, until) {
@@ -290,33 +282,22 @@ func (r *Run) sleep(d time.Duration) error {
 	return err
 }
 
-func (r *Run) sleepCtx(d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-r.ctx.Done():
-		return context.Cause(r.ctx)
-	}
-}
+func (r *Run) sleepCtx(d time.Duration) error { return clock.Sleep(r.ctx, r.clock, d) }
 
 // succeed records an answer. Its run time is the whole job's, from the first attempt to this
 // answer with every retry and wait between (spec 2.3: "the time taken to obtain the response").
-func (r *Run) succeed(res *result, d screen.Decision, reply provider.Reply, a attempt, first time.Time) {
-	if r.custom {
-		d.Arguments = string(reply.RawArgs)
-	}
-	res.decision, res.ok, res.done = d, true, true
-	res.usage, res.submodel = reply.Usage, reply.Submodel
-	res.runTime, res.date = a.at.Sub(first).Seconds(), a.at
+func (r *Run) succeed(res *result, out provider.Outcome, a attempt, first time.Time) {
+	res.ok, res.done = true, true
+	res.payload = &payload{decision: out.Decision, usage: out.Usage, submodel: out.Submodel}
+	res.runTime, res.at = a.at.Sub(first).Seconds(), a.at.UnixNano()
 	r.answered.Add(1)
 	r.done.Add(1)
 }
 
 func (r *Run) fail(res *result, reason string) {
-	res.ok, res.done, res.reason = false, true, reason
-	res.date = time.Now()
+	res.ok, res.done = false, true
+	res.payload = &payload{reason: reason}
+	res.at = r.clock.Now().UnixNano()
 	r.failed.Add(1)
 	r.done.Add(1)
 }

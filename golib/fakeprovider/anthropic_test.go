@@ -46,29 +46,11 @@ const anthropicTool = `{"name":"record_decision","description":"Record it.","str
 // object's members) replace or add top-level fields.
 func anthropicBody(t testing.TB, user, extra string) string {
 	t.Helper()
-	var body map[string]any
 	base := `{"model":"claude-haiku-5-5","max_tokens":1024,"system":"You screen records.",
 	 "messages":[{"role":"user","content":` + quoteJSON(user) + `}],"tools":[` + anthropicTool + `],
 	 "tool_choice":{"type":"tool","name":"record_decision","disable_parallel_tool_use":true},
 	 "thinking":{"type":"disabled"},"output_config":{"effort":"low"}}`
-	if err := json.Unmarshal([]byte(base), &body); err != nil {
-		t.Fatal(err)
-	}
-	if extra != "" {
-		var patch map[string]any
-		if err := json.Unmarshal([]byte("{"+extra+"}"), &patch); err != nil {
-			t.Fatalf("extra %s: %v", extra, err)
-		}
-		for k, v := range patch {
-			if v == nil {
-				delete(body, k)
-			} else {
-				body[k] = v
-			}
-		}
-	}
-	b, _ := json.Marshal(body)
-	return string(b)
+	return patchedBody(t, base, extra)
 }
 
 // anthropicError checks an error answer's status and shape and returns its error object.
@@ -349,7 +331,7 @@ func TestAnthropicConfiguredRules(t *testing.T) {
 
 func TestAnthropicFaults(t *testing.T) {
 	s, base := startServer(t, `{"retry_after_ms":1500}`)
-	type check func(t *testing.T, r reply)
+	type check = faultCheck
 	errorWith := func(status int, typ string, retry bool, shouldRetry string) check {
 		return func(t *testing.T, r reply) {
 			anthropicError(t, r, status, typ)
@@ -361,14 +343,7 @@ func TestAnthropicFaults(t *testing.T) {
 			}
 		}
 	}
-	ok200 := func(f func(t *testing.T, r reply)) check {
-		return func(t *testing.T, r reply) {
-			if r.err != nil || r.status != 200 {
-				t.Fatalf("status %d err %v: %s", r.status, r.err, r.body)
-			}
-			f(t, r)
-		}
-	}
+	ok200 := answered
 	cases := map[string]check{
 		FaultRateLimit:   errorWith(429, "rate_limit_error", true, "true"),
 		FaultQuota:       errorWith(429, "rate_limit_error", false, ""),
@@ -377,16 +352,8 @@ func TestAnthropicFaults(t *testing.T) {
 		Fault504:         errorWith(504, "timeout_error", false, "true"),
 		Fault529:         errorWith(529, "overloaded_error", true, "true"),
 		FaultFinishError: errorWith(500, "api_error", false, "true"), // Mistral's kind: a 500 here
-		Fault502: func(t *testing.T, r reply) {
-			if r.status != 502 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
-				t.Errorf("502: %d %s", r.status, r.header.Get("Content-Type"))
-			}
-		},
-		FaultDrop: func(t *testing.T, r reply) {
-			if r.err == nil {
-				t.Errorf("drop: got a response %d", r.status)
-			}
-		},
+		Fault502:         htmlBadGateway,
+		FaultDrop:        dropped,
 		FaultMalformed: ok200(func(t *testing.T, r reply) {
 			if json.Valid(r.body) || len(r.body) < 20 {
 				t.Errorf("malformed body is valid JSON: %s", r.body)

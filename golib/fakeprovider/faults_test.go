@@ -18,7 +18,7 @@ import (
 func TestScriptedFaults(t *testing.T) {
 	s, base := startServer(t, `{"retry_after_ms":250}`)
 	url := base + "/v1/chat/completions"
-	type check func(t *testing.T, r reply)
+	type check = faultCheck
 	errorWith := func(status int, typ, code string, retry bool) check {
 		return func(t *testing.T, r reply) {
 			if r.err != nil || r.status != status {
@@ -62,16 +62,8 @@ func TestScriptedFaults(t *testing.T) {
 		Fault500:       errorWith(500, "server_error", "", false),
 		Fault503:       errorWith(503, "service_unavailable_error", "server_is_overloaded", false),
 		Fault504:       errorWith(504, "server_error", "timeout", false),
-		Fault502: func(t *testing.T, r reply) {
-			if r.status != 502 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
-				t.Errorf("502: %d %s", r.status, r.header.Get("Content-Type"))
-			}
-		},
-		FaultDrop: func(t *testing.T, r reply) {
-			if r.err == nil {
-				t.Errorf("drop: got a response %d", r.status)
-			}
-		},
+		Fault502:       htmlBadGateway,
+		FaultDrop:      dropped,
 		FaultMalformed: ok200(func(t *testing.T, r reply, msg map[string]any) {
 			if msg != nil || json.Valid(r.body) || len(r.body) < 20 {
 				t.Errorf("malformed body is valid JSON: %s", r.body)

@@ -184,3 +184,65 @@ func validateAgainst(t testing.TB, sch *jsonschema.Schema, body []byte) {
 		t.Fatalf("does not match the schema: %v\n%s", err, body)
 	}
 }
+
+// patchedBody is the JSON object base with the members of extra (a JSON object's members, without
+// the braces) replacing or adding top-level fields; a null removes one.
+func patchedBody(t testing.TB, base, extra string) string {
+	t.Helper()
+	var body map[string]any
+	if err := json.Unmarshal([]byte(base), &body); err != nil {
+		t.Fatal(err)
+	}
+	if extra != "" {
+		var patch map[string]any
+		if err := json.Unmarshal([]byte("{"+extra+"}"), &patch); err != nil {
+			t.Fatalf("extra %s: %v", extra, err)
+		}
+		for k, v := range patch {
+			if v == nil {
+				delete(body, k)
+			} else {
+				body[k] = v
+			}
+		}
+	}
+	return string(mustJSON(body))
+}
+
+// faultCheck checks the reply to a request that met an injected fault.
+type faultCheck func(t *testing.T, r reply)
+
+// answered checks a 200 answer, then checks it further with f.
+func answered(f func(t *testing.T, r reply)) faultCheck {
+	return func(t *testing.T, r reply) {
+		if r.err != nil || r.status != 200 {
+			t.Fatalf("status %d err %v: %s", r.status, r.err, r.body)
+		}
+		f(t, r)
+	}
+}
+
+// htmlBadGateway is the 502 every protocol's proxy sends, and dropped a connection closed without
+// a response.
+func htmlBadGateway(t *testing.T, r reply) {
+	if r.status != 502 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
+		t.Errorf("502: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+}
+
+func dropped(t *testing.T, r reply) {
+	if r.err == nil {
+		t.Errorf("drop: got a response %d", r.status)
+	}
+}
+
+// postAnswered posts a valid request and checks that the answer is a 200 valid against schema.
+func postAnswered(t *testing.T, url, key, body string, schema *jsonschema.Schema) reply {
+	t.Helper()
+	r := post(t, url, key, body)
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	validateAgainst(t, schema, r.body)
+	return r
+}

@@ -22,15 +22,20 @@ const mistralPrefix = "/mistral/"
 // body is validated against ChatCompletionRequest of Mistral's OpenAPI
 // document (a closed schema: unknown fields are a 422).
 type mistral struct {
+	chatBase
 	schemas *mistralSchemas
 }
+
+// mistralDialect: "any" and "required" force a call; a tool without a type is a function.
+var mistralDialect = chatDialect{seedField: "random_seed", typelessTools: true,
+	forcing: map[string]bool{"any": true, "required": true}}
 
 func newMistral() (*mistral, error) {
 	s, err := loadMistralSchemas()
 	if err != nil {
 		return nil, err
 	}
-	return &mistral{schemas: s}, nil
+	return &mistral{chatBase: chatBase{mistralDialect}, schemas: s}, nil
 }
 
 func (m *mistral) name() string { return "mistral" }
@@ -42,14 +47,6 @@ func (m *mistral) match(path string) bool {
 func (m *mistral) owns(path string) bool { return strings.HasPrefix(path, mistralPrefix) }
 
 func (m *mistral) requestIDHeader() string { return "x-kong-request-id" }
-
-func (m *mistral) apiKey(r *http.Request) string {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
-		return ""
-	}
-	return strings.TrimSpace(h[7:])
-}
 
 func mistralInvalid(format string, a ...any) *failure {
 	return &failure{kind: failInvalidRequest, message: fmt.Sprintf(format, a...)}
@@ -78,7 +75,7 @@ func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatR
 	if f := checkMistralRules(obj, rc); f != nil {
 		return nil, f
 	}
-	req := extractMistral(obj)
+	req := m.extract(obj)
 	req.argsObject = rc.MistralArgsAsObject
 	return req, nil
 }
@@ -122,59 +119,7 @@ func checkMistralRules(body map[string]any, rc *runtimeConfig) *failure {
 }
 
 // mistralTools returns the function tools (type "function" or absent), in order.
-func mistralTools(v any) []toolDef {
-	list, _ := v.([]any)
-	var out []toolDef
-	for _, t := range list {
-		tm, _ := t.(map[string]any)
-		if typ, has := tm["type"]; has && typ != "function" {
-			continue
-		}
-		fn, _ := tm["function"].(map[string]any)
-		name, _ := fn["name"].(string)
-		params, _ := fn["parameters"].(map[string]any)
-		out = append(out, toolDef{name: name, schema: params})
-	}
-	return out
-}
-
-// extractMistral reads a valid request.
-func extractMistral(body map[string]any) *chatRequest {
-	req := &chatRequest{choices: 1}
-	req.model, _ = body["model"].(string)
-	readChatMessages(req, body)
-
-	tools := mistralTools(body["tools"])
-	switch c := body["tool_choice"].(type) {
-	case map[string]any:
-		name := stringAt(c, "function", "name")
-		for i := range tools {
-			if tools[i].name == name {
-				req.tool, req.forced = &tools[i], true
-			}
-		}
-	case string:
-		if c != "none" && len(tools) > 0 {
-			req.tool, req.forced = &tools[0], c == "any" || c == "required"
-		}
-	default: // absent: "auto"
-		if len(tools) > 0 {
-			req.tool = &tools[0]
-		}
-	}
-	if s, ok := body["random_seed"].(json.Number); ok {
-		if v, err := s.Int64(); err == nil {
-			req.seed = &v
-		}
-	}
-	if n, ok := body["n"].(json.Number); ok {
-		if v, err := n.Int64(); err == nil && v > 1 {
-			req.choices = int(min(v, 128))
-		}
-	}
-	req.effort, _ = body["reasoning_effort"].(string)
-	return req
-}
+func mistralTools(v any) []toolDef { return chatBase{mistralDialect}.tools(v) }
 
 // --- responses ---
 

@@ -1,7 +1,6 @@
 package fakeprovider
 
 import (
-	"bytes"
 	"fmt"
 	"math/big"
 	"sort"
@@ -14,47 +13,25 @@ import (
 	"github.com/tabscreen/tabscreen/golib/fakeprovider/spec"
 )
 
-// mistralSchemas are the compiled schemas of the Mistral chat completions API.
-type mistralSchemas struct {
-	doc      any // the parsed document (read-only after loading)
-	request  *jsonschema.Schema
-	errorRes *jsonschema.Schema // HTTPValidationError
-	topLevel map[string]bool    // properties ChatCompletionRequest defines
-}
+// mistralSchemas are the compiled schemas of the Mistral chat completions API (its error schema
+// is HTTPValidationError; it has no response schema of its own here).
+type mistralSchemas = chatSchemas
 
 const mistralSpecURL = "urn:tabscreen:fake:mistral-chat-completions.json"
 
 // loadMistralSchemas reads the embedded extract of Mistral's OpenAPI 3.1
 // document as JSON Schema 2020-12.
 func loadMistralSchemas() (*mistralSchemas, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(spec.MistralChatCompletions))
-	if err != nil {
-		return nil, fmt.Errorf("embedded Mistral spec: %w", err)
-	}
-	doc = normaliseNullable(doc) // a no-op on 3.1, kept for safety
-	out := &mistralSchemas{doc: doc, topLevel: map[string]bool{}}
-	if out.request, err = compileMistral(doc, "ChatCompletionRequest"); err != nil {
-		return nil, err
-	}
-	if out.errorRes, err = compileMistral(doc, "HTTPValidationError"); err != nil {
-		return nil, err
-	}
-	schemas := jsonPointer(doc, "/components/schemas").(map[string]any)
-	collectProperties(schemas, schemas["ChatCompletionRequest"], out.topLevel, 0)
-	if len(out.topLevel) < 10 {
-		return nil, fmt.Errorf("embedded Mistral spec: found only %d request properties", len(out.topLevel))
-	}
-	return out, nil
+	return loadChatSchemas(spec.MistralChatCompletions, mistralSpecURL, "Mistral", "ChatCompletionRequest", "", "HTTPValidationError")
 }
 
 // compileMistral compiles one component schema of doc.
 func compileMistral(doc any, name string) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(mistralSpecURL, doc); err != nil {
+	s, err := compileChatSchemas(doc, mistralSpecURL, "Mistral", "ChatCompletionRequest", name, "")
+	if err != nil {
 		return nil, err
 	}
-	return c.Compile(mistralSpecURL + "#/components/schemas/" + name)
+	return s.response, nil
 }
 
 // pydanticError is one entry of a FastAPI 422 body ({"detail": [...]}), the

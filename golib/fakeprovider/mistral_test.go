@@ -64,28 +64,11 @@ func mistralSpec(t testing.TB) *mistralTestSchemas {
 // add top-level fields (null removes one).
 func mistralBody(t testing.TB, user, extra string) string {
 	t.Helper()
-	var body map[string]any
 	base := `{"model":"mistral-small-latest","messages":[{"role":"system","content":"You screen records."},
 	 {"role":"user","content":` + quoteJSON(user) + `}],"tools":[` + screenTool + `],
 	 "tool_choice":{"type":"function","function":{"name":"record_decision"}},"parallel_tool_calls":false,
 	 "reasoning_effort":"none","temperature":0,"random_seed":42,"max_tokens":300}`
-	if err := json.Unmarshal([]byte(base), &body); err != nil {
-		t.Fatal(err)
-	}
-	if extra != "" {
-		var patch map[string]any
-		if err := json.Unmarshal([]byte("{"+extra+"}"), &patch); err != nil {
-			t.Fatalf("extra %s: %v", extra, err)
-		}
-		for k, v := range patch {
-			if v == nil {
-				delete(body, k)
-			} else {
-				body[k] = v
-			}
-		}
-	}
-	return string(mustJSON(body))
+	return patchedBody(t, base, extra)
 }
 
 func mistralURL(base string) string { return base + "/mistral/v1/chat/completions" }
@@ -132,11 +115,7 @@ func TestMistralSpecLoads(t *testing.T) {
 func TestMistralValidRequest(t *testing.T) {
 	_, base := startServer(t, "")
 	url := mistralURL(base)
-	r := post(t, url, "mistral-key", mistralBody(t, "Title: A randomised trial", ""))
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
-	}
-	validateAgainst(t, mistralSpec(t).response, r.body)
+	r := postAnswered(t, url, "mistral-key", mistralBody(t, "Title: A randomised trial", ""), mistralSpec(t).response)
 	m := r.json(t)
 	if m["object"] != "chat.completion" || m["model"] != "mistral-small-latest" {
 		t.Errorf("object/model: %v %v", m["object"], m["model"])
@@ -351,7 +330,7 @@ func TestMistralValidation(t *testing.T) {
 func TestMistralFaults(t *testing.T) {
 	s, base := startServer(t, `{"retry_after_ms":1500}`)
 	url := mistralURL(base)
-	type check func(t *testing.T, r reply)
+	type check = faultCheck
 	errorWith := func(status int, typ string, retry bool) check {
 		return func(t *testing.T, r reply) {
 			if r.err != nil || r.status != status {
@@ -372,14 +351,7 @@ func TestMistralFaults(t *testing.T) {
 			}
 		}
 	}
-	ok200 := func(f func(t *testing.T, r reply)) check {
-		return func(t *testing.T, r reply) {
-			if r.err != nil || r.status != 200 {
-				t.Fatalf("status %d err %v: %s", r.status, r.err, r.body)
-			}
-			f(t, r)
-		}
-	}
+	ok200 := answered
 	cases := map[string]check{
 		FaultRateLimit: func(t *testing.T, r reply) {
 			errorWith(429, "rate_limited", true)(t, r)

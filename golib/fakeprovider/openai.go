@@ -16,28 +16,24 @@ import (
 // openAI speaks the OpenAI Chat Completions protocol:
 // POST {base}/chat/completions with Authorization: Bearer <key>.
 type openAI struct {
+	chatBase
 	schemas *openAISchemas
 }
+
+// openAIDialect: a string tool_choice never forces the call in the fake (a named one does).
+var openAIDialect = chatDialect{seedField: "seed"}
 
 func newOpenAI() (*openAI, error) {
 	s, err := loadOpenAISchemas()
 	if err != nil {
 		return nil, err
 	}
-	return &openAI{schemas: s}, nil
+	return &openAI{chatBase: chatBase{openAIDialect}, schemas: s}, nil
 }
 
 func (o *openAI) name() string { return "openai" }
 
 func (o *openAI) match(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
-
-func (o *openAI) apiKey(r *http.Request) string {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
-		return ""
-	}
-	return strings.TrimSpace(h[7:])
-}
 
 const openAIBadJSON = "We could not parse the JSON body of your request. (HINT: This likely means you aren't " +
 	"using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not " +
@@ -70,79 +66,11 @@ func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRe
 	if f := checkOpenAIRules(obj); f != nil {
 		return nil, f
 	}
-	return extractOpenAI(obj), nil
-}
-
-// extractOpenAI reads a valid request.
-func extractOpenAI(body map[string]any) *chatRequest {
-	req := &chatRequest{choices: 1}
-	req.model, _ = body["model"].(string)
-	readChatMessages(req, body)
-
-	tools := functionTools(body["tools"])
-	switch c := body["tool_choice"].(type) {
-	case string:
-		if c != "none" && len(tools) > 0 {
-			req.tool = &tools[0]
-		}
-	case map[string]any:
-		switch c["type"] {
-		case "function":
-			name := stringAt(c, "function", "name")
-			for i := range tools {
-				if tools[i].name == name {
-					req.tool, req.forced = &tools[i], true
-				}
-			}
-		case "allowed_tools":
-			allowed := map[string]bool{}
-			list, _ := jsonPointer(c, "/allowed_tools/tools").([]any)
-			for _, t := range list {
-				if tm, ok := t.(map[string]any); ok {
-					allowed[stringAt(tm, "function", "name")] = true
-				}
-			}
-			for i := range tools {
-				if allowed[tools[i].name] {
-					req.tool = &tools[i]
-					break
-				}
-			}
-		}
-	default:
-		if len(tools) > 0 {
-			req.tool = &tools[0]
-		}
-	}
-	if s, ok := body["seed"].(json.Number); ok {
-		if v, err := s.Int64(); err == nil {
-			req.seed = &v
-		}
-	}
-	if n, ok := body["n"].(json.Number); ok {
-		if v, err := n.Int64(); err == nil && v > 1 {
-			req.choices = int(min(v, 128))
-		}
-	}
-	return req
+	return o.extract(obj), nil
 }
 
 // functionTools returns the function tools of a tools array, in order.
-func functionTools(v any) []toolDef {
-	list, _ := v.([]any)
-	var out []toolDef
-	for _, t := range list {
-		tm, _ := t.(map[string]any)
-		if tm["type"] != "function" {
-			continue
-		}
-		fn, _ := tm["function"].(map[string]any)
-		name, _ := fn["name"].(string)
-		params, _ := fn["parameters"].(map[string]any)
-		out = append(out, toolDef{name: name, schema: params})
-	}
-	return out
-}
+func functionTools(v any) []toolDef { return chatBase{openAIDialect}.tools(v) }
 
 // contentText returns the text of a message content: a string, or the
 // text (and refusal) parts of an array.

@@ -1,7 +1,6 @@
 package fakeprovider
 
 import (
-	"bytes"
 	"fmt"
 	"math/big"
 	"sort"
@@ -17,12 +16,7 @@ import (
 )
 
 // openAISchemas are the compiled schemas of the OpenAI Chat Completions API.
-type openAISchemas struct {
-	request  *jsonschema.Schema
-	response *jsonschema.Schema
-	errorRes *jsonschema.Schema
-	topLevel map[string]bool // properties CreateChatCompletionRequest defines
-}
+type openAISchemas = chatSchemas
 
 const openAISpecURL = "urn:tabscreen:fake:openai-chat-completions.json"
 
@@ -32,35 +26,8 @@ const openAISpecURL = "urn:tabscreen:fake:openai-chat-completions.json"
 // `nullable: true`, which the document still uses on some fields, is
 // rewritten to allow null, as the real service does.
 func loadOpenAISchemas() (*openAISchemas, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(spec.OpenAIChatCompletions))
-	if err != nil {
-		return nil, fmt.Errorf("embedded OpenAI spec: %w", err)
-	}
-	doc = normaliseNullable(doc)
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(openAISpecURL, doc); err != nil {
-		return nil, err
-	}
-	compile := func(name string) (*jsonschema.Schema, error) {
-		return c.Compile(openAISpecURL + "#/components/schemas/" + name)
-	}
-	out := &openAISchemas{topLevel: map[string]bool{}}
-	if out.request, err = compile("CreateChatCompletionRequest"); err != nil {
-		return nil, err
-	}
-	if out.response, err = compile("CreateChatCompletionResponse"); err != nil {
-		return nil, err
-	}
-	if out.errorRes, err = compile("ErrorResponse"); err != nil {
-		return nil, err
-	}
-	schemas := jsonPointer(doc, "/components/schemas").(map[string]any)
-	collectProperties(schemas, schemas["CreateChatCompletionRequest"], out.topLevel, 0)
-	if len(out.topLevel) < 10 {
-		return nil, fmt.Errorf("embedded OpenAI spec: found only %d request properties", len(out.topLevel))
-	}
-	return out, nil
+	return loadChatSchemas(spec.OpenAIChatCompletions, openAISpecURL, "OpenAI",
+		"CreateChatCompletionRequest", "CreateChatCompletionResponse", "ErrorResponse")
 }
 
 // normaliseNullable rewrites OpenAPI 3.0 `nullable: true` into JSON Schema:

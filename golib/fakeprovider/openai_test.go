@@ -38,11 +38,7 @@ func TestNormaliseNullable(t *testing.T) {
 func TestValidRequestGetsToolCall(t *testing.T) {
 	_, base := startServer(t, "")
 	url := base + "/v1/chat/completions"
-	r := post(t, url, "sk-test", chatBody("Title: A randomised trial", ""))
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
-	}
-	validateAgainst(t, schemas(t).response, r.body)
+	r := postAnswered(t, url, "sk-test", chatBody("Title: A randomised trial", ""), schemas(t).response)
 	m := r.json(t)
 	if m["object"] != "chat.completion" || m["model"] != "gpt-6-luna-2026-09-22" {
 		t.Errorf("object/model: %v %v", m["object"], m["model"])

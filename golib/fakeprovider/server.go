@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tabscreen/tabscreen/golib/guard"
 )
 
 // Server is a fake provider. Create it with New, serve it with Start (or use
@@ -196,6 +198,9 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	}
 	go func() {
 		defer close(s.done)
+		// The fake runs inside an R process too (TsFakeServe): a panic ends serving, which the
+		// owner sees through done, not the process.
+		defer guard.Recover(func(error) {})
 		_ = s.httpSrv.Serve(ln)
 	}()
 	return ln.Addr(), nil

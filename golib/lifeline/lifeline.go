@@ -6,16 +6,19 @@ package lifeline
 import (
 	"context"
 	"io"
+
+	"github.com/tabscreen/tabscreen/golib/guard"
 )
 
 // Until returns a context that ends with ctx or when r reaches its end; nil r never ends it.
 func Until(ctx context.Context, r io.Reader) (context.Context, context.CancelFunc) {
 	ctx, stop := context.WithCancel(ctx)
 	if r != nil {
-		go func() {
+		// A panic while reading only ends the server early; it must not end the process.
+		guard.Go(func(error) { stop() }, func() {
 			_, _ = io.Copy(io.Discard, r)
 			stop()
-		}()
+		})
 	}
 	return ctx, stop
 }

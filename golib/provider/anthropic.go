@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -21,9 +21,39 @@ const (
 	toolInstructionFmt = "Answer only by calling the function %s, exactly once."
 )
 
+var anthropicDescriptor = Descriptor{
+	Protocol: "anthropic", Letter: "b", Label: "provider B",
+	DefaultURL: "https://api.anthropic.com", DefaultModel: "claude-haiku-5-5", Path: anthropicPath,
+	KeyVar: "PROVIDER_B_API_KEY", ToolFormat: "messages",
+	Rate: RateHeaders{
+		Requests: RateKind{Limit: []string{"anthropic-ratelimit-requests-limit"},
+			Remaining: []string{"anthropic-ratelimit-requests-remaining"}, Reset: []string{"anthropic-ratelimit-requests-reset"}},
+		// Where the server sends no combined token limit, the input-token one.
+		Tokens: RateKind{Limit: []string{"anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-input-tokens-limit"},
+			Remaining: []string{"anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-input-tokens-remaining"},
+			Reset:     []string{"anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-input-tokens-reset"}},
+		Others: []RateKind{{Remaining: []string{"anthropic-ratelimit-output-tokens-remaining"},
+			Reset: []string{"anthropic-ratelimit-output-tokens-reset"}}},
+		ResetFormat: "rfc3339",
+	},
+	ModelFields:   []string{"reasoning_effort", "thinking", "forced_tool", "price_in", "price_cached_in", "price_cache_write", "price_out"},
+	SettingFields: []string{"reasoning_effort", "thinking", "forced_tool", "allowance_effort"},
+	Policy:        anthropicPolicy,
+	Probe: func(model string, _ *ModelRule) any {
+		return map[string]any{"model": model, "max_tokens": 16, "messages": probeMessages}
+	},
+}
+
+func init() {
+	// Set here, not in the literal: the adapter reads its descriptor.
+	anthropicDescriptor.New = newAnthropic
+	Register(anthropicDescriptor)
+}
+
 type anthropic struct {
 	s         Settings
 	url       string
+	header    http.Header
 	tools     []screen.Tool
 	toolsJSON json.RawMessage
 	builtin   bool
@@ -37,7 +67,10 @@ type anthropicTool struct {
 }
 
 func newAnthropic(s Settings) (Adapter, error) {
-	a := &anthropic{s: s, url: anthropicEndpoint(s.URL)}
+	a := &anthropic{s: s, url: anthropicDescriptor.Endpoint(s.URL), header: http.Header{}}
+	a.header.Set("x-api-key", s.APIKey)
+	a.header.Set("anthropic-version", anthropicVersion)
+	a.header.Set("content-type", "application/json")
 	if !s.HasCustomTools() {
 		strict := true
 		a.builtin = true
@@ -63,31 +96,19 @@ func newAnthropic(s Settings) (Adapter, error) {
 	return a, nil
 }
 
-// anthropicEndpoint appends the Messages path to a base URL; a URL that already ends in it is
-// used as it is.
-func anthropicEndpoint(base string) string {
-	base = strings.TrimRight(base, "/")
-	if strings.HasSuffix(base, anthropicPath) {
-		return base
-	}
-	return base + anthropicPath
+func (a *anthropic) Protocol() string { return anthropicDescriptor.Protocol }
+
+// Request posts to the Messages path of the base URL, the key in x-api-key. The header is shared
+// by every request of the run and never changed.
+func (a *anthropic) Request(c *Call) (Request, error) {
+	body, err := a.body(c)
+	return Request{URL: a.url, Header: a.header, Body: body}, err
 }
 
-func (a *anthropic) Endpoint() string     { return a.url }
-func (a *anthropic) Tools() []screen.Tool { return a.tools }
-
-func (a *anthropic) Headers(apiKey string) http.Header {
-	h := http.Header{}
-	h.Set("x-api-key", apiKey)
-	h.Set("anthropic-version", anthropicVersion)
-	h.Set("content-type", "application/json")
-	return h
-}
-
-// Body forces the built-in tool where the model allows it. A model that rejects forced tools
+// body forces the built-in tool where the model allows it. A model that rejects forced tools
 // gets tool_choice auto with an instruction in the top-level system field (the protocol has no
 // system role); its replies without the call are failed attempts. The protocol has no seed.
-func (a *anthropic) Body(c *Call) ([]byte, error) {
+func (a *anthropic) body(c *Call) ([]byte, error) {
 	maxTokens := a.s.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokensB
@@ -134,14 +155,18 @@ type anthropicResponse struct {
 // Parse selects content blocks by type, never by position. prompt_tokens is every input token,
 // cache reads and writes included; each is priced at its own rate. Thinking tokens are already
 // inside output_tokens.
-func (a *anthropic) Parse(body []byte) (Reply, error) {
+func (a *anthropic) Parse(c *Call, r Response, now time.Time) Outcome {
+	return retryWait(a.parse(c, r.Body), r, now)
+}
+
+func (a *anthropic) parse(c *Call, body []byte) Outcome {
 	var r anthropicResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return Reply{}, fmt.Errorf("the response is not valid JSON: %v", err)
+		return Outcome{Failure: reask(fmt.Errorf("the response is not valid JSON: %v", err))}
 	}
-	reply := Reply{Submodel: r.Model}
+	o := Outcome{Submodel: r.Model}
 	if u := r.Usage; u != nil {
-		reply.Usage = screen.Usage{
+		o.Usage = screen.Usage{
 			Prompt:     u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
 			Cached:     u.CacheReadInputTokens,
 			CacheWrite: u.CacheCreationInputTokens,
@@ -152,18 +177,20 @@ func (a *anthropic) Parse(body []byte) (Reply, error) {
 		if block.Type != "tool_use" {
 			continue
 		}
-		if found, err := takeCall(&reply, a.tools, block.Name, block.Input); found {
-			return reply, err
+		if readCall(&o, a.tools, !a.builtin, block.Name, block.Input) {
+			return o
 		}
 	}
 	switch r.StopReason {
 	case "max_tokens", "refusal", "model_context_window_exceeded", "pause_turn":
-		return reply, fmt.Errorf("the answer stopped with stop_reason %q before calling the tool", r.StopReason)
+		o.Failure = reask(fmt.Errorf("the answer stopped with stop_reason %q before calling the tool", r.StopReason))
+		return o
 	}
-	return reply, ErrNoToolCall
+	o.Failure = noCall(c.Model)
+	return o
 }
 
-func (a *anthropic) ErrorMessage(status int, body []byte) string {
+func anthropicErrorMessage(status int, body []byte) string {
 	var e struct {
 		Error *struct {
 			Type    string `json:"type"`
@@ -176,30 +203,96 @@ func (a *anthropic) ErrorMessage(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
 
-// Stop: besides a refused key or access, a billing error (402) and a 429 without retry-after (a
-// monthly spend cap, not a rate limit) stop the run: no retry can succeed.
-func (a *anthropic) Stop(status int, h http.Header, body []byte) (Stop, bool) {
-	msg := a.ErrorMessage(status, body)
+// Classify: besides a refused key or access, a billing error (402) and a 429 without retry-after
+// (a monthly spend cap, not a rate limit) stop the run: no retry can succeed.
+func (a *anthropic) Classify(r Response, now time.Time) Failure {
+	msg := anthropicErrorMessage(r.Status, r.Body)
 	switch {
-	case status == http.StatusPaymentRequired:
-		return Stop{"tabscreen_error_quota", "the account cannot be billed (" + msg + ")"}, true
-	case status == http.StatusTooManyRequests && h.Get("retry-after") == "" && h.Get("retry-after-ms") == "":
-		return Stop{"tabscreen_error_quota", "the account's spend limit is reached (" + msg + ")"}, true
+	case r.Status == http.StatusPaymentRequired:
+		return stopped("tabscreen_error_quota", "the account cannot be billed ("+msg+")")
+	case r.Status == http.StatusTooManyRequests && r.Header.Get("retry-after") == "" && r.Header.Get("retry-after-ms") == "":
+		return stopped("tabscreen_error_quota", "the account's spend limit is reached ("+msg+")")
 	}
-	return bearerStop(status, h, body, msg)
+	if f, stop := bearerStop(r, msg); stop {
+		return f
+	}
+	return classify(anthropicDescriptor.Rate, r, now, msg)
 }
 
-// ResetWait reads the RFC 3339 reset time of an exhausted allowance.
-func (a *anthropic) ResetWait(h http.Header) (time.Duration, bool) {
-	for _, kind := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
-		if h.Get("anthropic-ratelimit-"+kind+"-remaining") != "0" {
-			continue
+// RateState reads the RFC 3339 reset times of the allowances.
+func (a *anthropic) RateState(h http.Header, now time.Time) RateState {
+	return rateState(anthropicDescriptor.Rate, h, now)
+}
+
+// anthropicPolicy chooses, per model, the request that yields exactly one tool call
+// (providers.md 0.2):
+//   - effort: output_config.effort. "none" (thinking off) is sent as "low", the least effort; a
+//     model without the field (Haiku 4.5) gets none, and an explicit effort other than "none" is
+//     an error; an explicit effort the model does not take is an error, the default is then left
+//     out.
+//   - thinking: "disabled" when the model can turn thinking off at that effort and either "none"
+//     was asked or the built-in tool is forced; otherwise left out (the model's default).
+//   - forced tool: the built-in tool is forced when the model accepts a forced tool choice and
+//     thinking is off (forced tool use and thinking do not mix). Otherwise the model is asked to
+//     call it (Body), and an answer without the call is retried.
+//
+// "none" for a model that cannot turn thinking off is an error. A model without rules gets only
+// what was given: an effort other than "none" is sent, and then the tool is not forced (the model
+// may think); "none" is sent as thinking "disabled".
+func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
+	given := a.Given.ReasoningEffort
+	none := a.ReasoningEffort == "none"
+	if m.Rules == nil {
+		var s ModelSettings
+		if given && !none {
+			s.ReasoningEffort = str(a.ReasoningEffort)
 		}
-		if t, err := time.Parse(time.RFC3339, h.Get("anthropic-ratelimit-"+kind+"-reset")); err == nil {
-			if d := time.Until(t); d > 0 {
-				return d, true
-			}
+		if given && none {
+			s.Thinking = str("disabled")
+		}
+		s.ForcedTool = boolp(a.Builtin && s.ReasoningEffort == nil)
+		s.AllowanceEffort = s.ReasoningEffort
+		return s, nil
+	}
+	r := m.Rules
+	values := splitValues(r.ReasoningValues)
+	var effort *string
+	switch {
+	case !r.AcceptsReasoningField:
+		if given && !none {
+			return ModelSettings{}, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+				fmt.Sprintf("Model %q does not take a reasoning effort (output_config.effort).", m.Name),
+				"Leave `reasoning_effort` out or set it to \"none\" for this model, or screen it in a separate call.")
+		}
+	case none:
+		effort = str("low")
+	case slices.Contains(values, a.ReasoningEffort):
+		effort = str(a.ReasoningEffort)
+	case given:
+		takes := values
+		if r.CanDisableThinking {
+			takes = append([]string{"none"}, values...)
+		}
+		return ModelSettings{}, effortNotTaken(m.Name, a.ReasoningEffort, takes)
+	}
+	canOff := r.CanDisableThinking && (effort == nil || slices.Contains(splitValues(r.ThinkingOffEfforts), *effort))
+	if none && r.ThinkingDefaultOn && !canOff {
+		return ModelSettings{}, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+			fmt.Sprintf("Model %q cannot turn thinking off, so it does not take `reasoning_effort = \"none\"`.", m.Name),
+			`Use "low", the least effort, or a model that can, e.g. "claude-haiku-5-5".`)
+	}
+	wantForced := a.Builtin && r.ForcedToolOK
+	s := ModelSettings{ReasoningEffort: effort}
+	if canOff && (none || wantForced) {
+		s.Thinking = str("disabled")
+	}
+	thinkingOff := s.Thinking != nil || !r.ThinkingDefaultOn
+	s.ForcedTool = boolp(wantForced && thinkingOff)
+	if !thinkingOff {
+		s.AllowanceEffort = effort
+		if effort == nil {
+			s.AllowanceEffort = str("high")
 		}
 	}
-	return 0, false
+	return s, nil
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,12 +18,13 @@ func TestAnthropicEndpointAndHeaders(t *testing.T) {
 		"https://gateway.example/anthropic/base": "https://gateway.example/anthropic/base/v1/messages",
 	} {
 		a, _ := New("b", Settings{URL: in, Builtin: screen.BuiltinTool(true, false, false)})
-		if a.Endpoint() != want {
-			t.Errorf("%s -> %s, want %s", in, a.Endpoint(), want)
+		if req, _ := a.Request(&Call{Model: &Model{Name: "m", ForcedTool: true}}); req.URL != want {
+			t.Errorf("%s -> %s, want %s", in, req.URL, want)
 		}
 	}
-	a, _ := New("b", Settings{URL: "https://api.anthropic.com"})
-	h := a.Headers("sk-ant-test")
+	a, _ := New("b", Settings{URL: "https://api.anthropic.com", APIKey: "sk-ant-test"})
+	req, _ := a.Request(&Call{Model: &Model{Name: "m", ForcedTool: true}})
+	h := req.Header
 	if h.Get("x-api-key") != "sk-ant-test" || h.Get("anthropic-version") != "2023-06-01" || h.Get("Authorization") != "" {
 		t.Errorf("headers %v", h)
 	}
@@ -90,7 +92,8 @@ func TestAnthropicBodies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := a.Body(&Call{Model: &c.model, Question: "q", TopP: 0.5, HasTopP: true, Seed: 3, HasSeed: true})
+			req, err := a.Request(&Call{Model: &c.model, Question: "q", TopP: 0.5, HasTopP: true, Seed: 3, HasSeed: true})
+			b := req.Body
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +104,7 @@ func TestAnthropicBodies(t *testing.T) {
 
 func TestAnthropicMaxTokensIsAnInteger(t *testing.T) {
 	a, _ := New("b", Settings{Role: "user", Builtin: screen.BuiltinTool(true, false, false), MaxTokens: 512})
-	b, _ := a.Body(&Call{Model: &Model{Name: "m", ForcedTool: true}, Question: "q"})
+	b := bodyOf(t, a, &Call{Model: &Model{Name: "m", ForcedTool: true}, Question: "q"})
 	if !strings.Contains(string(b), `"max_tokens":512,`) {
 		t.Errorf("max_tokens must be sent as an integer: %s", b)
 	}
@@ -122,18 +125,19 @@ func TestAnthropicParse(t *testing.T) {
 		{"malformed", `{"content":[`, "not valid JSON", 0, 0, false},
 	}
 	for _, c := range cases {
-		r, err := a.Parse([]byte(c.body))
+		r := parseOf(a, c.body)
+		err := r.Err()
 		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: err %v", c.name, err)
 		}
 		if r.Usage.Prompt != c.prompt || r.Usage.Cached != c.cached {
 			t.Errorf("%s: usage %+v", c.name, r.Usage)
 		}
-		if c.noTool != (err == ErrNoToolCall) {
+		if c.noTool != errors.Is(err, ErrNoToolCall) {
 			t.Errorf("%s: ErrNoToolCall %v", c.name, err)
 		}
 		if c.wantErr == "" {
-			d, err := screen.ReadDecision(r.Args, r.Tool)
+			d := r.Decision
 			if err != nil || d.Binary != 1 || !d.HasConfidence || d.Confidence != 80 {
 				t.Errorf("%s: decision %+v %v", c.name, d, err)
 			}
@@ -157,7 +161,7 @@ func TestAnthropicStopRules(t *testing.T) {
 		for k, v := range c.header {
 			h.Set(k, v)
 		}
-		s, stop := a.Stop(c.status, h, []byte(`{"type":"error","error":{"type":"x","message":"m"}}`))
+		s, stop := stopOf(a, c.status, h, []byte(`{"type":"error","error":{"type":"x","message":"m"}}`))
 		if (c.stop != "") != stop || s.Class != c.stop {
 			t.Errorf("%d %v: %v %q", c.status, c.header, stop, s.Class)
 		}

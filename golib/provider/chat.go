@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -16,25 +17,22 @@ import (
 
 // dialect is what a chat-completions provider names or does differently.
 type dialect struct {
+	descriptor *Descriptor
 	// seedField is the body field of the seed ("seed" for OpenAI, "random_seed" for Mistral).
 	seedField string
 	// sendVerbosity is false for providers without a verbosity field.
 	sendVerbosity bool
-	// toolChoiceWords are the string values tool_choice takes as they are; any other string names
-	// a function.
-	toolChoiceWords map[string]bool
 	// finishFailures maps finish reasons to whether the reply is worth asking again (true: a
 	// failed attempt, retried like a transient error; false: an unusable answer).
 	finishFailures map[string]bool
 	// errorMessage reads the provider's error body.
 	errorMessage func(status int, body []byte) string
-	// resetWait reads the provider's rate-limit reset headers, when it has them.
-	resetWait func(h http.Header) (time.Duration, bool)
 }
 
 type chat struct {
 	s          Settings
 	d          dialect
+	header     http.Header
 	tools      []screen.Tool
 	toolsJSON  json.RawMessage
 	toolChoice json.RawMessage
@@ -54,7 +52,10 @@ type chatTool struct {
 }
 
 func newChat(s Settings, d dialect) (Adapter, error) {
-	a := &chat{s: s, d: d}
+	a := &chat{s: s, d: d, header: http.Header{}}
+	a.header.Set("Authorization", "Bearer "+s.APIKey)
+	a.header.Set("Content-Type", "application/json")
+	a.header.Set("Accept", "application/json")
 	if !s.HasCustomTools() {
 		strict := true
 		a.builtin = true
@@ -97,24 +98,22 @@ func (a *chat) userToolChoice(choice json.RawMessage) json.RawMessage {
 	if json.Unmarshal(choice, &s) != nil {
 		return choice
 	}
-	if a.d.toolChoiceWords[s] {
+	if slices.Contains(a.d.descriptor.ToolChoiceWords, s) {
 		return choice
 	}
 	return namedFunctionChoice(s)
 }
 
-func (a *chat) Endpoint() string     { return a.s.URL }
-func (a *chat) Tools() []screen.Tool { return a.tools }
+func (a *chat) Protocol() string { return a.d.descriptor.Protocol }
 
-func (a *chat) Headers(apiKey string) http.Header {
-	h := http.Header{}
-	h.Set("Authorization", "Bearer "+apiKey)
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json")
-	return h
+// Request posts the body to api_url itself, the key as a bearer token. The header is shared by
+// every request of the run and never changed.
+func (a *chat) Request(c *Call) (Request, error) {
+	body, err := a.body(c)
+	return Request{URL: a.s.URL, Header: a.header, Body: body}, err
 }
 
-func (a *chat) Body(c *Call) ([]byte, error) {
+func (a *chat) body(c *Call) ([]byte, error) {
 	fields := []field{
 		{"model", c.Model.Name},
 		{"messages", []map[string]string{{"role": a.s.Role, "content": c.Question}}},
@@ -162,64 +161,59 @@ type chatResponse struct {
 	} `json:"usage"`
 }
 
-func (a *chat) Parse(body []byte) (Reply, error) {
+func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
+	return retryWait(a.parse(c, r.Body), r, now)
+}
+
+func (a *chat) parse(c *Call, body []byte) Outcome {
 	var r chatResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return Reply{}, fmt.Errorf("the response is not valid JSON: %v", err)
+		return Outcome{Failure: reask(fmt.Errorf("the response is not valid JSON: %v", err))}
 	}
-	reply := Reply{Submodel: r.Model}
+	o := Outcome{Submodel: r.Model}
 	if r.Usage != nil {
-		reply.Usage = screen.Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens}
+		o.Usage = screen.Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens}
 		if r.Usage.PromptTokensDetails != nil {
-			reply.Usage.Cached = r.Usage.PromptTokensDetails.CachedTokens
+			o.Usage.Cached = r.Usage.PromptTokensDetails.CachedTokens
 		}
 	}
 	if len(r.Choices) == 0 {
-		return reply, fmt.Errorf("the response has no choices")
+		o.Failure = reask(fmt.Errorf("the response has no choices"))
+		return o
 	}
 	choice := r.Choices[0]
 	if retry, failed := a.d.finishFailures[choice.FinishReason]; failed {
 		if retry {
-			return reply, &FailedAttempt{fmt.Errorf("the provider reported a failure (finish_reason %q)", choice.FinishReason)}
+			err := &FailedAttempt{fmt.Errorf("the provider reported a failure (finish_reason %q)", choice.FinishReason)}
+			o.Failure = &Failure{Verdict: Retry, Message: err.Error(), Err: err}
+		} else {
+			o.Failure = reask(fmt.Errorf("the answer was cut off or filtered (finish_reason %q)", choice.FinishReason))
 		}
-		return reply, fmt.Errorf("the answer was cut off or filtered (finish_reason %q)", choice.FinishReason)
+		return o
 	}
 	if choice.Message.Refusal != nil && *choice.Message.Refusal != "" {
-		return reply, fmt.Errorf("the model refused: %s", *choice.Message.Refusal)
+		o.Failure = reask(fmt.Errorf("the model refused: %s", *choice.Message.Refusal))
+		return o
 	}
 	for _, call := range choice.Message.ToolCalls {
-		if found, err := takeCall(&reply, a.tools, call.Function.Name, call.Function.Arguments); found {
-			return reply, err
+		if readCall(&o, a.tools, !a.builtin, call.Function.Name, call.Function.Arguments) {
+			return o
 		}
 	}
-	return reply, ErrNoToolCall
+	o.Failure = noCall(c.Model)
+	return o
 }
 
-func (a *chat) ErrorMessage(status int, body []byte) string { return a.d.errorMessage(status, body) }
-
-func (a *chat) ResetWait(h http.Header) (time.Duration, bool) {
-	if a.d.resetWait == nil {
-		return 0, false
+func (a *chat) Classify(r Response, now time.Time) Failure {
+	message := a.d.errorMessage(r.Status, r.Body)
+	if f, stop := bearerStop(r, message); stop {
+		return f
 	}
-	return a.d.resetWait(h)
+	return classify(a.d.descriptor.Rate, r, now, message)
 }
 
-// bearerStop is the run-stop rule of the bearer-key providers: a refused key or access, or a 429
-// that means an exhausted quota.
-func bearerStop(status int, h http.Header, body []byte, message string) (Stop, bool) {
-	switch {
-	case status == http.StatusUnauthorized:
-		return Stop{"tabscreen_error_auth", "the provider refused the API key (" + message + ")"}, true
-	case status == http.StatusForbidden:
-		return Stop{"tabscreen_error_auth", "the provider refused access (" + message + ")"}, true
-	case status == http.StatusTooManyRequests && IsQuotaExhausted(h, body):
-		return Stop{"tabscreen_error_quota", "the account's quota or credit is exhausted (" + message + ")"}, true
-	}
-	return Stop{}, false
-}
-
-func (a *chat) Stop(status int, h http.Header, body []byte) (Stop, bool) {
-	return bearerStop(status, h, body, a.ErrorMessage(status, body))
+func (a *chat) RateState(h http.Header, now time.Time) RateState {
+	return rateState(a.d.descriptor.Rate, h, now)
 }
 
 // ErrNoToolCall is a reply without a call of any of the run's tools.

@@ -7,16 +7,44 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
+var mistralDescriptor = Descriptor{
+	Protocol: "mistral", Letter: "c", Label: "provider C",
+	DefaultURL: "https://api.mistral.ai/v1/chat/completions", DefaultModel: "mistral-small-latest",
+	KeyVar: "PROVIDER_C_API_KEY", ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "any", "required"},
+	// ChatCompletionRequest of Mistral's OpenAPI document is closed (additionalProperties: false).
+	RequestFields: []string{"model", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "metadata",
+		"messages", "response_format", "tools", "tool_choice", "presence_penalty", "frequency_penalty",
+		"n", "prediction", "parallel_tool_calls", "reasoning_effort", "prompt_mode", "guardrails",
+		"prompt_cache_key", "service_tier", "safe_prompt"},
+	// Observed, not documented; Mistral sends no reset header (its 429s carry Retry-After).
+	Rate: RateHeaders{
+		Requests: RateKind{Limit: []string{"x-ratelimit-limit-req-minute"}, Remaining: []string{"x-ratelimit-remaining-req-minute"}},
+		Tokens:   RateKind{Limit: []string{"x-ratelimit-limit-tokens-minute"}, Remaining: []string{"x-ratelimit-remaining-tokens-minute"}},
+	},
+	ModelFields:   []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out"},
+	SettingFields: []string{"reasoning_effort", "send_top_p"},
+	Policy:        mistralPolicy,
+	Probe: func(model string, _ *ModelRule) any {
+		return map[string]any{"model": model, "messages": probeMessages, "max_tokens": 16}
+	},
+}
+
+func init() {
+	// Set here, not in the literal: the adapter reads its descriptor.
+	mistralDescriptor.New = func(s Settings) (Adapter, error) { return newChat(s, mistralDialect) }
+	mistralDialect.descriptor = &mistralDescriptor
+	Register(mistralDescriptor)
+}
+
 var mistralDialect = dialect{
-	seedField:       "random_seed",
-	sendVerbosity:   false,
-	toolChoiceWords: map[string]bool{"none": true, "auto": true, "any": true, "required": true},
+	seedField:     "random_seed",
+	sendVerbosity: false,
 	// "error" is a failure on Mistral's side, worth another attempt; the others cannot improve.
 	finishFailures: map[string]bool{"error": true, "length": false, "model_length": false},
 	errorMessage:   mistralErrorMessage,
-	// Mistral documents no reset header; its 429s carry Retry-After.
 }
 
 // mistralErrorMessage reads the shapes Mistral's errors come in: {"message": "..."} or
@@ -50,4 +78,31 @@ func mistralErrorMessage(status int, body []byte) string {
 		return fmt.Sprintf("HTTP %d: %s (%v)", status, items[0].Msg, items[0].Loc)
 	}
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
+}
+
+// mistralPolicy: reasoning_effort goes only to models whose rules take the field, since the others
+// may answer 422 (for them "none" is left out and "high" is an error); top_p goes to every known
+// model, to a model without rules only when given.
+func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
+	if m.Rules == nil {
+		return asGiven(a), nil
+	}
+	r := m.Rules
+	var effort *string
+	switch {
+	case r.AcceptsReasoningField:
+		values := splitValues(r.ReasoningValues)
+		if !slices.Contains(values, a.ReasoningEffort) {
+			return ModelSettings{}, effortNotTaken(m.Name, a.ReasoningEffort, values)
+		}
+		effort = str(a.ReasoningEffort)
+	case a.ReasoningEffort != "none":
+		return ModelSettings{}, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+			fmt.Sprintf("Model %q does not reason and is not sent `reasoning_effort`, so it cannot take %q.", m.Name, a.ReasoningEffort),
+			`Leave `+"`reasoning_effort`"+` at "none" for this model, or use a reasoning model such as "mistral-small-latest".`)
+	}
+	if !r.TopPOK && !allOne(a.TopP) {
+		return ModelSettings{}, topPNotTaken(m.Name, "")
+	}
+	return ModelSettings{ReasoningEffort: effort, AllowanceEffort: effort, SendTopP: boolp(r.TopPOK)}, nil
 }

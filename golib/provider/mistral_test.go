@@ -15,7 +15,7 @@ func TestMistralBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := a.Body(&Call{Model: &Model{Name: "mistral-small-latest", ReasoningEffort: "none", Verbosity: "low", SendTopP: true},
+	b := bodyOf(t, a, &Call{Model: &Model{Name: "mistral-small-latest", ReasoningEffort: "none", Verbosity: "low", SendTopP: true},
 		Question: "q", TopP: 0.9, HasTopP: true, Seed: 11, HasSeed: true})
 	body := mustJSON(t, b)
 	if body["random_seed"] != 11.0 || body["parallel_tool_calls"] != false || body["reasoning_effort"] != "none" || body["top_p"] != 0.9 {
@@ -32,7 +32,7 @@ func TestMistralBodies(t *testing.T) {
 	custom := json.RawMessage(`[{"type":"function","function":{"name":"judge","parameters":{"type":"object","properties":{"d":{"type":"string","enum":["1","0"]}}}}}]`)
 	for choice, want := range map[string]string{`"any"`: `"any"`, `"required"`: `"required"`, `null`: `"auto"`, `"judge"`: `{"function":{"name":"judge"},"type":"function"}`} {
 		a, _ := New("c", Settings{Role: "user", CustomTools: custom, ToolChoice: json.RawMessage(choice)})
-		b, _ := a.Body(&Call{Model: &Model{Name: "m"}, Question: "q"})
+		b := bodyOf(t, a, &Call{Model: &Model{Name: "m"}, Question: "q"})
 		var got struct {
 			ToolChoice json.RawMessage `json:"tool_choice"`
 		}
@@ -47,17 +47,17 @@ func TestMistralParse(t *testing.T) {
 	a, _ := New("c", Settings{Builtin: screen.BuiltinTool(true, false, false)})
 	ok := `{"model":"mistral-small-latest","choices":[{"finish_reason":"tool_calls","message":{"content":"","tool_calls":[{"function":{"name":"inclusion_decision_simple","arguments":%s}}]}}],"usage":{"prompt_tokens":40,"completion_tokens":4}}`
 	for _, args := range []string{`"{\"decision_llm\":\"0\"}"`, `{"decision_llm":"0"}`} {
-		r, err := a.Parse([]byte(strings.Replace(ok, "%s", args, 1)))
-		if err != nil || r.Args["decision_llm"] != "0" || r.Usage.Prompt != 40 {
+		r := parseOf(a, strings.Replace(ok, "%s", args, 1))
+		if err := r.Err(); err != nil || r.Decision.Raw != "0" || r.Usage.Prompt != 40 {
 			t.Errorf("arguments %s: %+v %v", args, r, err)
 		}
 	}
-	_, err := a.Parse([]byte(`{"choices":[{"finish_reason":"error","message":{}}]}`))
+	err := parseOf(a, `{"choices":[{"finish_reason":"error","message":{}}]}`).Err()
 	var fa *FailedAttempt
 	if !errors.As(err, &fa) {
 		t.Errorf("finish_reason error must be a failed attempt: %v", err)
 	}
-	_, err = a.Parse([]byte(`{"choices":[{"finish_reason":"model_length","message":{}}]}`))
+	err = parseOf(a, `{"choices":[{"finish_reason":"model_length","message":{}}]}`).Err()
 	if err == nil || errors.As(err, &fa) {
 		t.Errorf("model_length: %v", err)
 	}

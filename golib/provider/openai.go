@@ -7,17 +7,53 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"time"
+	"slices"
 )
 
+var openAIDescriptor = Descriptor{
+	Protocol: "openai", Letter: "a", Label: "provider A",
+	DefaultURL: "https://api.openai.com/v1/chat/completions", DefaultModel: "gpt-6-luna",
+	KeyVar: "PROVIDER_A_API_KEY", ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "required"},
+	Rate: RateHeaders{
+		Requests: RateKind{Limit: []string{"x-ratelimit-limit-requests"}, Remaining: []string{"x-ratelimit-remaining-requests"},
+			Reset: []string{"x-ratelimit-reset-requests"}},
+		Tokens: RateKind{Limit: []string{"x-ratelimit-limit-tokens"}, Remaining: []string{"x-ratelimit-remaining-tokens"},
+			Reset: []string{"x-ratelimit-reset-tokens"}},
+		ResetFormat: "duration",
+	},
+	ModelFields:   []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_out"},
+	SettingFields: []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
+	Policy:        openAIPolicy,
+	Probe:         openAIProbe,
+}
+
+func init() {
+	// Set here, not in the literal: the adapter reads its descriptor.
+	openAIDescriptor.New = func(s Settings) (Adapter, error) { return newChat(s, openAIDialect) }
+	openAIDialect.descriptor = &openAIDescriptor
+	Register(openAIDescriptor)
+}
+
 var openAIDialect = dialect{
-	seedField:       "seed",
-	sendVerbosity:   true,
-	toolChoiceWords: map[string]bool{"none": true, "auto": true, "required": true},
-	finishFailures:  map[string]bool{"length": false, "content_filter": false},
-	errorMessage:    openAIErrorMessage,
-	resetWait:       openAIResetWait,
+	seedField:      "seed",
+	sendVerbosity:  true,
+	finishFailures: map[string]bool{"length": false, "content_filter": false},
+	errorMessage:   openAIErrorMessage,
+}
+
+// openAIProbe asks for at most 16 tokens, with the cheapest reasoning setting the model takes.
+func openAIProbe(model string, r *ModelRule) any {
+	body := map[string]any{"model": model, "messages": probeMessages, "max_completion_tokens": 16}
+	if r != nil && r.AcceptsReasoningField {
+		values := splitValues(r.ReasoningValues)
+		for _, e := range []string{"none", "minimal", "low"} {
+			if slices.Contains(values, e) {
+				body["reasoning_effort"] = e
+				break
+			}
+		}
+	}
+	return body
 }
 
 func openAIErrorMessage(status int, body []byte) string {
@@ -32,27 +68,69 @@ func openAIErrorMessage(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
 
-// openAIResetWait reads OpenAI's reset durations (such as "6m0s" or "12ms") of an exhausted
-// allowance.
-func openAIResetWait(h http.Header) (time.Duration, bool) {
-	for _, kind := range []string{"requests", "tokens"} {
-		if h.Get("x-ratelimit-remaining-"+kind) != "0" {
-			continue
-		}
-		if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + kind)); err == nil && d > 0 {
-			return d, true
-		}
+// openAIPolicy: recent reasoning models call tools on Chat Completions only with reasoning_effort
+// "none" (the default effort becomes "none", another explicit one is an error); models that are
+// not reasoning models get neither reasoning_effort nor verbosity; top_p goes only to models that
+// take it at their effort. A model without rules gets exactly what the user gave.
+func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
+	if m.Rules == nil {
+		return asGiven(a), nil
 	}
-	return 0, false
+	r := m.Rules
+	effort, err := openAIEffort(m.Name, r, a)
+	if err != nil {
+		return ModelSettings{}, err
+	}
+	s := ModelSettings{ReasoningEffort: effort, AllowanceEffort: effort,
+		DefaultedNone: r.ToolsNeedNone && !a.Given.ReasoningEffort}
+	switch {
+	case r.AcceptsVerbosity:
+		s.Verbosity = str(a.Verbosity)
+	case a.Given.Verbosity:
+		return ModelSettings{}, argError("tabscreen_error_model_verbosity", "verbosity",
+			fmt.Sprintf("Model %q does not take `verbosity`.", m.Name),
+			"Leave `verbosity` out, or use a model of the GPT-5 or GPT-6 families.")
+	}
+	topP := r.TopPOK && (effort == nil || *effort == "none")
+	if !topP && !allOne(a.TopP) {
+		with := ""
+		if effort != nil {
+			with = fmt.Sprintf(" with reasoning_effort %q", *effort)
+		}
+		return ModelSettings{}, topPNotTaken(m.Name, with)
+	}
+	s.SendTopP = boolp(topP)
+	return s, nil
 }
 
-func snippet(body []byte) string {
-	const max = 200
-	if len(body) > max {
-		return string(body[:max]) + "..."
+func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
+	if !r.AcceptsReasoningField {
+		if a.Given.ReasoningEffort {
+			return nil, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+				fmt.Sprintf("Model %q is not a reasoning model and rejects the `reasoning_effort` field.", model),
+				"Leave `reasoning_effort` out for this model, or screen it in a separate call.")
+		}
+		return nil, nil
 	}
-	if len(body) == 0 {
-		return "(empty body)"
+	values := splitValues(r.ReasoningValues)
+	if r.ToolsNeedNone {
+		if !slices.Contains(values, "none") {
+			e := argError("tabscreen_error_model_tools", "model",
+				fmt.Sprintf("Model %q cannot call function tools through the Chat Completions endpoint.", model))
+			e.Bullets = append(e.Bullets,
+				Bullet{"x", "With tools it needs `reasoning_effort = \"none\"`, which this model does not accept."},
+				Bullet{"i", `Use a model that does, e.g. "gpt-6-luna" or "gpt-6.1-terra".`})
+			return nil, e
+		}
+		if a.Given.ReasoningEffort && a.ReasoningEffort != "none" {
+			return nil, argError("tabscreen_error_model_reasoning", "reasoning_effort",
+				fmt.Sprintf("Model %q calls function tools on this endpoint only with `reasoning_effort = \"none\"`, not %q.", model, a.ReasoningEffort),
+				"Leave `reasoning_effort` at its default or set it to \"none\".")
+		}
+		return str("none"), nil
 	}
-	return string(body)
+	if !slices.Contains(values, a.ReasoningEffort) {
+		return nil, effortNotTaken(model, a.ReasoningEffort, values)
+	}
+	return str(a.ReasoningEffort), nil
 }

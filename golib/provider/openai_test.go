@@ -5,9 +5,34 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
+
+// bodyOf is the request body of a call.
+func bodyOf(t *testing.T, a Adapter, c *Call) []byte {
+	t.Helper()
+	req, err := a.Request(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req.Body
+}
+
+// parseOf reads a 200 reply to a call of a forced model.
+func parseOf(a Adapter, body string) Outcome {
+	return a.Parse(&Call{Model: &Model{Name: "m", ForcedTool: true}}, Response{Status: 200, Body: []byte(body)}, time.Time{})
+}
+
+// stopOf tells whether an error response stops the run, and its class.
+func stopOf(a Adapter, status int, h http.Header, body []byte) (Stop, bool) {
+	f := a.Classify(Response{Status: status, Header: h, Body: body}, time.Time{})
+	if f.Verdict != StopRun {
+		return Stop{}, false
+	}
+	return Stop{Class: f.Class, Message: f.Message}, true
+}
 
 func mustJSON(t *testing.T, b []byte) map[string]any {
 	t.Helper()
@@ -92,11 +117,7 @@ func TestOpenAIBodies(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.call.Model = &c.model
-			b, err := a.Body(&c.call)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, mustJSON(t, b))
+			c.check(t, mustJSON(t, bodyOf(t, a, &c.call)))
 		})
 	}
 }
@@ -115,7 +136,8 @@ func TestOpenAIParse(t *testing.T) {
 		{"unknown tool", `{"choices":[{"message":{"tool_calls":[{"function":{"name":"other","arguments":"{}"}}]}}]}`, "no call", 0},
 	}
 	for _, c := range cases {
-		r, err := a.Parse([]byte(c.body))
+		r := parseOf(a, c.body)
+		err := r.Err()
 		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: err %v", c.name, err)
 		}
@@ -152,7 +174,7 @@ func TestTransientAndStopRules(t *testing.T) {
 		if got := IsTransient(c.status, h, c.body); got != c.transient {
 			t.Errorf("%d %v: transient %v", c.status, c.header, got)
 		}
-		s, stop := a.Stop(c.status, h, c.body)
+		s, stop := stopOf(a, c.status, h, c.body)
 		if (c.stop != "") != stop || s.Class != c.stop {
 			t.Errorf("%d %v: stop %v %q", c.status, c.header, stop, s.Class)
 		}

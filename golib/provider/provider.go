@@ -52,16 +52,94 @@ type Settings struct {
 	// ExtraBody holds the fields passed through the R function's `...`; they override ours.
 	ExtraBody map[string]json.RawMessage
 	MaxTokens int
+	// APIKey goes into the headers of every request; it is never written anywhere else.
+	APIKey string
 }
 
-// Reply is what a 200 response says.
-type Reply struct {
-	Tool *screen.Tool
-	Args map[string]any
-	// RawArgs are the arguments as the model wrote them: a JSON object, in its order.
-	RawArgs  json.RawMessage
+// Request is the HTTP request of one call: always a POST of a JSON body.
+type Request struct {
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// Response is an HTTP response as the adapter reads it.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Verdict is what a failed attempt means for its job and its run.
+type Verdict uint8
+
+const (
+	// Retry: a passing failure; try again (after Wait when HasWait), within max_tries.
+	Retry Verdict = iota + 1
+	// Reask: a reply without a usable decision; ask again at once, on the small re-ask budget.
+	Reask
+	// FailJob: this job cannot succeed; the run goes on.
+	FailJob
+	// StopRun: no request of the run can succeed (a refused key, an exhausted quota).
+	StopRun
+)
+
+// Failure is a failed attempt, classified by the adapter.
+type Failure struct {
+	Verdict Verdict
+	// Class names the error of a stopped run (tabscreen_error_auth, tabscreen_error_quota).
+	Class   string
+	Message string
+	// Wait is how long the response asks to wait before the next attempt (Retry-After, or the
+	// reset of an exhausted rate limit); Pause says the wait holds the whole run (a 429).
+	Wait    time.Duration
+	HasWait bool
+	Pause   bool
+	// Err is the cause of a failure read from a 200 reply (ErrNoToolCall, *FailedAttempt, ...).
+	Err error
+}
+
+func (f *Failure) Error() string { return f.Message }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Outcome is what a 200 reply gives: a decision, or the failure it means. Usage is what the reply
+// was billed, also when it is unusable.
+type Outcome struct {
+	Decision screen.Decision
 	Usage    screen.Usage
 	Submodel string
+	Failure  *Failure
+}
+
+// Err is the outcome's failure as an error, or nil.
+func (o Outcome) Err() error {
+	if o.Failure == nil {
+		return nil
+	}
+	return o.Failure
+}
+
+// Adapter is one wire protocol, per call and pure: it builds requests and reads responses, and
+// never does I/O or reads a clock. The engine owns every loop, wait and retry.
+type Adapter interface {
+	// Protocol names the wire protocol.
+	Protocol() string
+	// Request is the HTTP request of one call, the key in its headers.
+	Request(c *Call) (Request, error)
+	// Parse reads a 200 reply to a call, received at now.
+	Parse(c *Call, r Response, now time.Time) Outcome
+	// Classify decides what an error response, received at now, means.
+	Classify(r Response, now time.Time) Failure
+	// RateState reads the rate-limit headers of a response received at now.
+	RateState(h http.Header, now time.Time) RateState
+}
+
+// RateState is what a response's rate-limit headers say: the allowances, and how long to wait for
+// an exhausted one to reset.
+type RateState struct {
+	Info    RateInfo
+	Wait    time.Duration
+	HasWait bool
 }
 
 // Stop describes a failure after which no request of the run can succeed (a refused key, an
@@ -71,40 +149,17 @@ type Stop struct {
 	Message string
 }
 
-// Adapter is one wire protocol.
-type Adapter interface {
-	// Endpoint is the URL every call is posted to.
-	Endpoint() string
-	// Headers are the protocol's headers, authentication included.
-	Headers(apiKey string) http.Header
-	// Body is the JSON request body of one call.
-	Body(c *Call) ([]byte, error)
-	// Parse reads a 200 response. It returns the usage it could read even when the answer is
-	// unusable (no tool call, arguments that are not JSON), because those tokens were billed.
-	Parse(body []byte) (Reply, error)
-	// Stop reports whether a failed response stops the whole run.
-	Stop(status int, h http.Header, body []byte) (Stop, bool)
-	// ErrorMessage is the human-readable message of an error response.
-	ErrorMessage(status int, body []byte) string
-	// ResetWait is how long the rate-limit headers say to wait before the next request.
-	ResetWait(h http.Header) (time.Duration, bool)
-	// Tools are the tools the run offers, to read the decision from the called one.
-	Tools() []screen.Tool
+// New returns the adapter of a registered provider, named by its letter or its protocol.
+func New(name string, s Settings) (Adapter, error) {
+	d, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q", name)
+	}
+	return d.New(s)
 }
 
-// New returns the adapter of a protocol.
-func New(protocol string, s Settings) (Adapter, error) {
-	switch protocol {
-	case "a":
-		return newChat(s, openAIDialect)
-	case "b":
-		return newAnthropic(s)
-	case "c":
-		return newChat(s, mistralDialect)
-	default:
-		return nil, fmt.Errorf("unknown provider %q", protocol)
-	}
-}
+// probeMessages is the question of the smallest request (rate_limits_per_minute()).
+var probeMessages = []map[string]string{{"role": "user", "content": "Reply with OK."}}
 
 // mergeBody writes fields in order and lets the user's extra fields override ours.
 func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
@@ -126,6 +181,11 @@ func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error)
 		seen[f.key] = true
 		if v, ok := extra[f.key]; ok {
 			write(f.key, v)
+			continue
+		}
+		// The tools and the tool choice are marshalled once per run, not once per request.
+		if raw, ok := f.value.(json.RawMessage); ok {
+			write(f.key, raw)
 			continue
 		}
 		v, err := json.Marshal(f.value)
@@ -174,19 +234,46 @@ func customToolList(raw json.RawMessage) ([]map[string]any, error) {
 	return tools, nil
 }
 
-// takeCall records a call of one of the run's tools in the reply; found is false when the call
-// names no tool of the run.
-func takeCall(reply *Reply, tools []screen.Tool, name string, rawArgs json.RawMessage) (found bool, err error) {
+// readCall reads a call of one of the run's tools into the outcome; found is false when the call
+// names no tool of the run. With custom tools every argument is kept, as the model wrote it.
+func readCall(o *Outcome, tools []screen.Tool, custom bool, name string, rawArgs json.RawMessage) (found bool) {
 	tool := findTool(tools, name)
 	if tool == nil {
-		return false, nil
+		return false
 	}
 	args, object, err := decodeArguments(rawArgs)
-	if err != nil {
-		return true, err
+	if err == nil {
+		o.Decision, err = screen.ReadDecision(args, tool)
 	}
-	reply.Tool, reply.Args, reply.RawArgs = tool, args, object
-	return true, nil
+	if err != nil {
+		o.Failure = reask(err)
+		return true
+	}
+	if custom {
+		o.Decision.Arguments = string(object)
+	}
+	return true
+}
+
+// retryWait gives a reply that is retried the wait its headers ask for, as an error response's.
+func retryWait(o Outcome, r Response, now time.Time) Outcome {
+	if o.Failure != nil && o.Failure.Verdict == Retry {
+		o.Failure.Wait, o.Failure.HasWait = RetryAfter(r.Header, now)
+	}
+	return o
+}
+
+// reask is a reply without a usable decision: worth asking again at once.
+func reask(err error) *Failure { return &Failure{Verdict: Reask, Message: err.Error(), Err: err} }
+
+// noCall is a reply without a call of the run's tools: asked again, or, for a model that is asked
+// rather than forced to call, a failed attempt retried within max_tries.
+func noCall(m *Model) *Failure {
+	f := reask(ErrNoToolCall)
+	if m != nil && !m.ForcedTool {
+		f.Verdict = Retry
+	}
+	return f
 }
 
 // decodeArguments reads tool arguments that arrive either as a JSON string (OpenAI, usually

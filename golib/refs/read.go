@@ -12,6 +12,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/tabscreen/tabscreen/golib/guard"
 )
 
 // The formats, as read_refs() names them.
@@ -133,6 +135,13 @@ func open(openFile func() (io.ReadCloser, error), opt Options, chunkRows int) (*
 	go func() {
 		defer f.Close()
 		defer close(rd.items)
+		// A parser bug on some odd file ends this reading with an error, not the user's R session.
+		defer guard.Recover(func(err error) {
+			select {
+			case rd.items <- item{err: err}:
+			case <-rd.done:
+			}
+		})
 		lr := newLineReader(br)
 		send := func(ch *Chunk) bool {
 			if lr.nulLine > 0 || lr.nBad > 0 {

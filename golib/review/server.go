@@ -26,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/lifeline"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
@@ -344,7 +345,7 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	guard.Go(func(err error) { served <- err }, func() { served <- hs.Serve(ln) })
 	addr := Address{Port: port, Token: token, URL: fmt.Sprintf("http://127.0.0.1:%d/?token=%s", port, token)}
 	if opts.PortFile != "" {
 		if err := writeAddress(opts.PortFile, addr); err != nil {

@@ -42,7 +42,10 @@ type Aggregated struct {
 }
 
 // Cutoffs are the effective inclusion cut-offs (spec section 3).
-type Cutoffs struct{ Upper, Lower float64 }
+type Cutoffs struct {
+	Upper float64 `json:"upper"`
+	Lower float64 `json:"lower"`
+}
 
 // DefaultUpper is the documented default of incl_cutoff_upper.
 const DefaultUpper = 0.1
@@ -111,6 +114,16 @@ func Aggregate(answers []Answer, c Cutoffs) []Aggregated {
 		out[gi] = aggregateGroup(answers, members, c)
 	}
 	return out
+}
+
+// AggregateGroup aggregates the answers of one record x prompt x model x top_p, which a caller
+// that has its rows in that order hands over group by group instead of all at once.
+func AggregateGroup(group []Answer, c Cutoffs) Aggregated {
+	members := make([]int, len(group))
+	for i := range members {
+		members[i] = i
+	}
+	return aggregateGroup(group, members, c)
 }
 
 func aggregateGroup(answers []Answer, members []int, c Cutoffs) Aggregated {

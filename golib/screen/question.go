@@ -24,13 +24,30 @@ func Field(s string, valid bool) (text string, blank bool) {
 	return t, false
 }
 
+// IsBlank tells, without building the normalised text, whether Field makes a value
+// NoInformation: nothing but white space, or "NA" between white space.
+func IsBlank(s string, valid bool) bool {
+	if !valid {
+		return true
+	}
+	t := strings.TrimFunc(s, unicode.IsSpace)
+	return t == "" || t == "NA"
+}
+
 func collapseSpace(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	writeCollapsed(&b, s)
+	return b.String()
+}
+
+// writeCollapsed writes s with every run of white space made one space and none at either end.
+func writeCollapsed(b *strings.Builder, s string) {
+	start := b.Len()
 	pendingSpace := false
 	for _, r := range s {
 		if unicode.IsSpace(r) {
-			pendingSpace = b.Len() > 0
+			pendingSpace = b.Len() > start
 			continue
 		}
 		if pendingSpace {
@@ -39,6 +56,28 @@ func collapseSpace(s string) string {
 		}
 		b.WriteRune(r)
 	}
+}
+
+// writeField writes a title or abstract as Field normalises it.
+func writeField(b *strings.Builder, s string, valid bool) {
+	if IsBlank(s, valid) {
+		b.WriteString(NoInformation)
+		return
+	}
+	writeCollapsed(b, s)
+}
+
+// QuestionOf is Question of a record's raw title and abstract, built in one pass: a large
+// screening builds hundreds of thousands of them, and the normalised fields would be garbage.
+func QuestionOf(prompt, title string, titleValid bool, abstract string, abstractValid bool) string {
+	var b strings.Builder
+	b.Grow(len(prompt) + len(title) + len(abstract) + 128)
+	writeCollapsed(&b, prompt)
+	b.WriteString("\n\nNow evaluate the following record.\n<title>")
+	writeField(&b, title, titleValid)
+	b.WriteString("</title>\n<abstract>")
+	writeField(&b, abstract, abstractValid)
+	b.WriteString("</abstract>")
 	return b.String()
 }
 

@@ -4,8 +4,10 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
+	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
 // column is one output column of a query: its name in the table R gets, its Arrow kind and the
@@ -199,4 +201,57 @@ func (s *Store) table(cols []column, from, where, order string, args []any) (*ar
 		t.Columns = append(t.Columns, out[i])
 	}
 	return t, nil
+}
+
+// Row is one stored job as a run's result reads it.
+type Row struct {
+	Record, PromptID int32
+	Model            string
+	TopP             float64
+	HasTopP          bool
+	N                int32
+	Answered         bool
+	Decision         screen.Decision
+	// Billed is every token the job was billed, this call's and earlier ones'.
+	Billed     screen.Usage
+	Submodel   string
+	RunTime    float64
+	ReceivedAt time.Time
+	Error      string
+}
+
+// ScanRun calls fn with every stored job of a run, in no particular order. The row is reused
+// between calls: fn copies what it keeps.
+func (s *Store) ScanRun(runID string, fn func(*Row)) error {
+	rows, err := s.db.Query(`SELECT record, promptid, model, top_p, n, answered, decision_llm, decision_binary,
+		detailed_description, confidence, tool_arguments, billed_prompt_tokens, billed_cached_tokens,
+		billed_cache_write_tokens, billed_completion_tokens, submodel, run_time, received_at, error
+		FROM answers WHERE run_id = ?`, runID)
+	if err != nil {
+		return storeError(s.Path, "cannot be read", err)
+	}
+	defer rows.Close()
+	var r Row
+	var topP, confidence, runTime sql.NullFloat64
+	var decision, description, arguments, submodel, errText sql.NullString
+	var binary sql.NullInt64
+	var received string
+	for rows.Next() {
+		if err := rows.Scan(&r.Record, &r.PromptID, &r.Model, &topP, &r.N, &r.Answered, &decision, &binary,
+			&description, &confidence, &arguments, &r.Billed.Prompt, &r.Billed.Cached, &r.Billed.CacheWrite,
+			&r.Billed.Completion, &submodel, &runTime, &received, &errText); err != nil {
+			return storeError(s.Path, "holds a row that cannot be read", err)
+		}
+		r.TopP, r.HasTopP = topP.Float64, topP.Valid
+		r.Decision = screen.Decision{Raw: decision.String, Binary: int32(binary.Int64), Description: description.String,
+			HasDescription: description.Valid, Confidence: confidence.Float64, HasConfidence: confidence.Valid,
+			Arguments: arguments.String}
+		r.Submodel, r.RunTime, r.Error = submodel.String, runTime.Float64, errText.String
+		r.ReceivedAt, _ = time.Parse(timeLayout, received)
+		fn(&r)
+	}
+	if err := rows.Err(); err != nil {
+		return storeError(s.Path, "cannot be read", err)
+	}
+	return nil
 }

@@ -57,7 +57,7 @@ func TestWriteFailureStopsTheRunAndKeepsWhatWasStored(t *testing.T) {
 	}
 	sum := r.Summarise()
 	if sum.Answered+sum.Failed != int64(n) || sum.Answered == 0 {
-		a := r.Answers()
+		a, _ := r.Answers()
 		d, _ := a.Col("decision_llm")
 		t.Fatalf("answered %d + failed %d != %d: %s", sum.Answered, sum.Failed, n, d.Str[0])
 	}
@@ -71,5 +71,39 @@ func TestWriteFailureStopsTheRunAndKeepsWhatWasStored(t *testing.T) {
 	status, _ := runs.Col("status")
 	if answered.I32[0] == 0 || int64(answered.I32[0]) > sum.Answered || status.Str[0] != store.StatusStopped {
 		t.Fatalf("store holds %d answers (run has %d), status %s", answered.I32[0], sum.Answered, status.Str[0])
+	}
+}
+
+// A panic in the store's writer goroutine stops the run instead of ending the process: the jobs
+// that finish after it are not blocked on the writer's queue, and every job is accounted for.
+func TestWriterPanicStopsTheRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(answerBody()))
+	}))
+	defer srv.Close()
+	var commits atomic.Int64
+	store.SetInsertHook(func() error {
+		if commits.Add(1) == 3 {
+			panic("writer bug")
+		}
+		return nil
+	})
+	defer store.SetInsertHook(nil)
+	tries := 1
+	o := &engine.Options{Provider: "a", APIURL: srv.URL, Prompts: []string{"p"}, Role: "user",
+		Models: []engine.ModelOptions{{Name: "m", Reps: 1, RPM: 600000}}, MaxTries: &tries, Timeout: 5, MaxActive: 4,
+		Builtin: engine.BuiltinOptions{Overinclusive: true}, Store: &engine.StoreOptions{Path: filepath.Join(t.TempDir(), "a.sqlite")}}
+	n := 5000 // more than the writer's queue holds
+	r, err := engine.Start(o, engine.Records{Titles: make([]string, n), Abstracts: make([]string, n)}, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	state, stop := r.State()
+	if state != "stopped" || stop.Class != "tabscreen_error_internal" || !strings.Contains(stop.Message, "writer bug") {
+		t.Fatalf("state %s, stop %+v", state, stop)
+	}
+	if sum := r.Summarise(); sum.Answered+sum.Failed != int64(n) || sum.Answered == 0 {
+		t.Fatalf("answered %d + failed %d != %d", sum.Answered, sum.Failed, n)
 	}
 }

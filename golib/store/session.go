@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
@@ -73,6 +74,8 @@ type Answer struct {
 	Request    []byte
 	Response   []byte
 	Log        []Attempt
+	// Index is the job's position in its run's call, handed back when the answer is committed.
+	Index int
 }
 
 // Attempt is one failed attempt of a job, for the audit log.
@@ -107,12 +110,13 @@ type Session struct {
 	stored   map[string]Answer // answered jobs
 	billed   map[string]screen.Usage
 
-	queue   chan Answer
-	written chan struct{}
-	errMu   sync.Mutex
-	err     error
-	onFail  func(error)
-	closed  bool
+	queue       chan Answer
+	written     chan struct{}
+	errMu       sync.Mutex
+	err         error
+	onFail      func(error)
+	onCommitted func(indices []int)
+	closed      bool
 }
 
 // active holds the runs this process is writing, so that a "running" row owned by this process
@@ -285,6 +289,9 @@ func (s *Session) load() error {
 	return nil
 }
 
+// DropStored forgets the answers loaded from the store: the run has taken what it needs of them.
+func (s *Session) DropStored() { s.stored = nil }
+
 // Stored returns the stored answer of a job, if it has one.
 func (s *Session) Stored(key string) (Answer, bool) {
 	a, ok := s.stored[key]
@@ -295,16 +302,25 @@ func (s *Session) Stored(key string) (Answer, bool) {
 func (s *Session) StoredFailedUsage(key string) screen.Usage { return s.billed[key] }
 
 // Start begins committing saved answers; onFail is called once if a write fails, after which
-// nothing more is written (the answers stay in the run's memory and reach R).
-func (s *Session) Start(onFail func(error)) {
+// nothing more is written (the answers stay in the run's memory and reach R). onCommitted, when
+// set, is told the Index of every answer of each batch once that batch is committed: the run
+// need not keep those answers in memory any longer.
+func (s *Session) Start(onFail func(error), onCommitted func(indices []int)) {
 	s.onFail = onFail
+	s.onCommitted = onCommitted
 	s.queue = make(chan Answer, 4096)
 	s.written = make(chan struct{})
 	go s.write()
 }
 
-// Save queues a finished job; it is committed within milliseconds.
-func (s *Session) Save(a Answer) { s.queue <- a }
+// Save queues a finished job; it is committed within milliseconds. Once the writer has ended
+// (after a failure) nothing more is queued, so that no job waits on a full queue.
+func (s *Session) Save(a Answer) {
+	select {
+	case s.queue <- a:
+	case <-s.written:
+	}
+}
 
 // Err is the write failure, if any.
 func (s *Session) Err() error {
@@ -315,6 +331,7 @@ func (s *Session) Err() error {
 
 func (s *Session) write() {
 	defer close(s.written)
+	defer guard.Recover(s.abort)
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	const maxBatch = 1024
@@ -340,7 +357,15 @@ func (s *Session) write() {
 				}
 			}
 			if s.Err() == nil {
-				s.fail(s.insert(batch))
+				err := s.insert(batch)
+				s.fail(err)
+				if err == nil && s.onCommitted != nil {
+					indices := make([]int, len(batch))
+					for i := range batch {
+						indices[i] = batch[i].Index
+					}
+					s.onCommitted(indices)
+				}
 			}
 			clear(batch)
 		case <-tick.C:
@@ -356,14 +381,19 @@ func (s *Session) fail(err error) {
 	if err == nil {
 		return
 	}
+	s.abort(storeError(s.store.Path, "could not record an answer; the run was stopped, and every answer it received is in the result", err))
+}
+
+// abort records the first failure of the writer (a failed commit, or a panic) and tells the run.
+func (s *Session) abort(err error) {
 	s.errMu.Lock()
 	first := s.err == nil
 	if first {
-		s.err = storeError(s.store.Path, "could not record an answer; the run was stopped, and every answer it received is in the result", err)
+		s.err = err
 	}
 	s.errMu.Unlock()
 	if first && s.onFail != nil {
-		s.onFail(s.Err())
+		s.onFail(err)
 	}
 }
 

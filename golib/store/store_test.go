@@ -44,7 +44,7 @@ func claim(t *testing.T, path string, s RunSpec) *Session {
 		st.Close()
 		t.Fatal(err)
 	}
-	sess.Start(func(err error) { t.Errorf("write failed: %v", err) })
+	sess.Start(func(err error) { t.Errorf("write failed: %v", err) }, nil)
 	return sess
 }
 
@@ -209,7 +209,7 @@ func TestWriteFailureIsReportedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	failures := make(chan error, 4)
-	s.Start(func(err error) { failures <- err })
+	s.Start(func(err error) { failures <- err }, nil)
 	// A job key longer than SQLite's maximum string length cannot be stored.
 	bad := answer(1, true)
 	if _, err := st.db.Exec(`PRAGMA max_page_count = 1`); err != nil { // the file may not grow: "disk full"

@@ -91,3 +91,15 @@ expect_key_nowhere <- function(res, key) {
   res2 <- screen_errors(res, max_tries = 1, messages = FALSE)
   expect_false(length(grepRaw(key, serialize(res2, NULL), fixed = TRUE)) > 0)
 }
+
+# A result of the spec's shape: its components, and answer_data's class, columns (the user's, then
+# `answer_cols`) and their types. Returns answer_data.
+expect_components <- function(res, user_cols, answer_cols, types) {
+  expect_identical(class(res), c("llm", "list"))
+  expect_named(res, c("answer_data", "price_dollar", "price_data", "run_date"))
+  ad <- res$answer_data
+  expect_identical(class(ad), c("llm_tbl", "tbl_df", "tbl", "data.frame"))
+  expect_named(ad, c(user_cols, answer_cols))
+  expect_equal(unname(vapply(ad[answer_cols], typeof, character(1))), types)
+  invisible(ad)
+}

@@ -211,3 +211,31 @@ test_that("the progress bar survives a poll after its last job", {
   }
   expect_true(suppressMessages(polls()))
 })
+
+test_that("a panic in the Go core stops the run with a classed error, and the session keeps the answers so far", {
+  # A test-only provider (TABSCREEN_TEST_ADAPTERS): provider A's adapter, which panics while it
+  # builds the request of a question that mentions PANIC, as a bug would.
+  withr::local_envvar(TABSCREEN_TEST_ADAPTERS = "1")
+  withr::local_options(tabscreen.max_active = 1)
+  fake <- local_fake_provider()
+  # testthat 3.1.6 has no local_mocked_bindings(): the run is pointed at the provider by hand.
+  engine <- tabscreen:::run_engine
+  utils::assignInNamespace("run_engine", function(records, options, ...) {
+    options$provider <- "test-panic"
+    engine(records, options, ...)
+  }, "tabscreen")
+  withr::defer(utils::assignInNamespace("run_engine", engine, "tabscreen"))
+  data <- test_records()
+  data$title[5] <- paste("PANIC", data$title[5])
+  cnd <- expect_error(screen_a(fake, data = data, api_key = "sk-test-panic"), class = "tabscreen_error_internal")
+  expect_s3_class(cnd, "tabscreen_error")
+  expect_match(conditionMessage(cnd), "internal error in the Go core: adapter bug", fixed = TRUE)
+  res <- cnd$result
+  expect_s3_class(res, "llm")
+  expect_equal(res$answer_data$studyid, data$studyid[1:4])
+  expect_match(res$error_data$decision_llm[res$error_data$studyid == data$studyid[5]], "adapter bug")
+  expect_equal(nrow(res$answer_data) + nrow(res$error_data), nrow(data))
+  # The session goes on: the next screening works.
+  utils::assignInNamespace("run_engine", engine, "tabscreen")
+  expect_equal(nrow(screen_a(fake, api_key = "sk-test-panic")$answer_data), nrow(data))
+})

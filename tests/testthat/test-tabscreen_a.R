@@ -31,14 +31,7 @@ test_that("the components have exactly the spec's columns and classes", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-columns")
   fake <- local_fake_provider()
   res <- screen_a(fake)
-  expect_identical(class(res), c("llm", "list"))
-  expect_named(res, c("answer_data", "price_dollar", "price_data", "run_date"))
-
-  ad <- res$answer_data
-  expect_identical(class(ad), c("llm_tbl", "tbl_df", "tbl", "data.frame"))
-  expect_named(ad, c(user_cols, answer_cols))
-  types <- vapply(ad[answer_cols], typeof, character(1))
-  expect_equal(unname(types), c("integer", "character", "character", "integer", "character", "character",
+  ad <- expect_components(res, user_cols, answer_cols, c("integer", "character", "character", "integer", "character", "character",
     "double", "character", "double", "character", "integer", "integer", "integer", "character",
     "double", "character", "integer"))
   expect_equal(ad$studyid, test_records()$studyid)

@@ -37,13 +37,7 @@ test_that("the components have exactly the spec's columns and classes", {
   withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-columns")
   fake <- local_fake_provider()
   res <- screen_b(fake)
-  expect_identical(class(res), c("llm", "list"))
-  expect_named(res, c("answer_data", "price_dollar", "price_data", "run_date"))
-  ad <- res$answer_data
-  expect_identical(class(ad), c("llm_tbl", "tbl_df", "tbl", "data.frame"))
-  expect_named(ad, c(user_cols_b, answer_cols_b))
-  types <- vapply(ad[answer_cols_b], typeof, character(1))
-  expect_equal(unname(types), c("integer", "character", "character", "integer", "character", "character",
+  ad <- expect_components(res, user_cols_b, answer_cols_b, c("integer", "character", "character", "integer", "character", "character",
     "double", "character", "character", "integer", "integer", "integer", "character",
     "double", "character", "integer"))
   expect_equal(ad$studyid, test_records()$studyid)
@@ -203,7 +197,7 @@ test_that("each model gets the request that yields one tool call", {
 test_that("model_settings_b() follows each model's rules", {
   settings_b <- function(model, effort = "medium", given = FALSE, builtin = TRUE, custom = FALSE) {
     m <- tabscreen:::lookup_models(model, "b", custom_model = custom)
-    tabscreen:::model_settings_b(m, effort, given, builtin)[[1]]
+    tabscreen:::model_settings(m, "b", effort, given = list(reasoning_effort = given), builtin = builtin)[[1]]
   }
   s <- settings_b("claude-haiku-5-5")
   expect_equal(s[c("reasoning_effort", "thinking", "forced_tool")], list(reasoning_effort = "medium", thinking = "disabled", forced_tool = TRUE))

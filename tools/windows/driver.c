@@ -93,12 +93,13 @@ static long long json_int(const char *doc, const char *key) {
 
 static int json_has(const char *doc, const char *text) { return strstr(doc, text) != NULL; }
 
-/* Takes a JSON document from the DLL: a copy in C memory of ours, the DLL's freed with TsFree. */
-static char *take(char *json, const char *what) {
-  if (json == NULL) die("%s returned NULL", what);
+/* Takes the JSON document of a call that returned `status`: a copy in C memory of ours, the DLL's
+ * freed with TsFree. A non-zero status is an error, whose document says what failed. */
+static char *take(int status, char *json, const char *what) {
+  if (json == NULL) die("%s returned no document (status %d)", what, status);
   char *copy = _strdup(json);
   ts_free(json);
-  if (json_has(copy, "{\"error\"")) die("%s: %s", what, copy);
+  if (status != 0) die("%s (status %d): %s", what, status, copy);
   return copy;
 }
 
@@ -135,7 +136,9 @@ int main(int argc, char **argv) {
   char *records = read_file(argv[3], &records_len);
   char *options = read_file(argv[4], &options_len);
 
-  char *started = take(ts_run_start(records, records_len, options, "sk-fake-windows-test"), "TsRunStart");
+  char *doc = NULL;
+  int status = ts_run_start(records, records_len, options, "sk-fake-windows-test", &doc);
+  char *started = take(status, doc, "TsRunStart");
   long long handle = json_int(started, "handle");
   if (handle < 1) die("TsRunStart: no handle in %s", started);
   free(records); /* Go copied the input before TsRunStart returned */
@@ -144,7 +147,8 @@ int main(int argc, char **argv) {
   DWORD t0 = GetTickCount();
   int cancelled = 0, polls = 0;
   for (;;) {
-    char *progress = take(ts_run_poll((int64_t)handle), "TsRunPoll");
+    status = ts_run_poll((int64_t)handle, &doc);
+    char *progress = take(status, doc, "TsRunPoll");
     polls++;
     long long answered = json_int(progress, "answered");
     int finished = json_has(progress, "\"state\":\"finished\"");
@@ -162,9 +166,11 @@ int main(int argc, char **argv) {
     Sleep(20);
   }
 
-  void *answers = NULL, *questions = NULL;
-  size_t answers_len = 0, questions_len = 0;
-  char *result = take(ts_run_result((int64_t)handle, &answers, &answers_len, &questions, &questions_len), "TsRunResult");
+  void *answers = NULL, *questions = NULL, *aggregated = NULL;
+  size_t answers_len = 0, questions_len = 0, aggregated_len = 0;
+  status = ts_run_result((int64_t)handle, NULL, 0, &answers, &answers_len, &aggregated, &aggregated_len, &questions,
+                         &questions_len, &doc);
+  char *result = take(status, doc, "TsRunResult");
   if (answers == NULL || answers_len == 0 || questions == NULL || questions_len == 0)
     die("TsRunResult returned no tables: %s", result);
   write_file(outdir, "result.json", result, strlen(result));
@@ -182,7 +188,8 @@ int main(int argc, char **argv) {
 
     void *agg = NULL;
     size_t agg_len = 0;
-    free(take(ts_aggregate(answers, answers_len, "{}", &agg, &agg_len), "TsAggregate"));
+    status = ts_aggregate(answers, answers_len, "{}", &agg, &agg_len, &doc);
+    free(take(status, doc, "TsAggregate"));
     if (agg == NULL) die("TsAggregate returned no table");
     write_file(outdir, "aggregated.arrow", agg, agg_len);
     ts_free(agg);
@@ -191,13 +198,15 @@ int main(int argc, char **argv) {
     snprintf(request, sizeof request, "{\"op\":\"runs\",\"path\":\"%s\"}", argv[6]);
     void *runs = NULL;
     size_t runs_len = 0;
-    free(take(ts_store(request, &runs, &runs_len), "TsStore"));
+    status = ts_store(request, &runs, &runs_len, &doc);
+    free(take(status, doc, "TsStore"));
     if (runs == NULL) die("TsStore returned no table");
     write_file(outdir, "runs.arrow", runs, runs_len);
     ts_free(runs);
   }
   ts_free(answers);
   ts_free(questions);
+  if (aggregated) ts_free(aggregated);
   free(result);
   free(started);
   free(options);

@@ -315,13 +315,9 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
     )
     custom_model <- custom_model || fine_tuned
   }
-  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
-    prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(call, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract))
   rec <- inputs$rec
   grid <- inputs$grid
-  reps <- grid$reps
-  rpm <- grid$rpm
-  prompt <- grid$prompt
 
   # How the questions are asked
   top_p <- check_top_p(top_p, call = call)
@@ -336,19 +332,24 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
 
   # The models: known names, their rules, the safety limits
   models <- lookup_models(model, "a", custom_model, call = call)
-  settings <- model_settings(models, reasoning_effort, verbosity, top_p, given, call = call)
+  settings <- model_settings(models, "a", reasoning_effort, verbosity, top_p, given, call = call)
   check_force_a(models, reps, force, call = call)
 
   # Only now the key, so that a bad argument is reported before a missing key.
-  api_key <- check_api_key(api_key, "PROVIDER_A_API_KEY", call = call)
+  api_key <- check_api_key(api_key, provider_env_var("a"), call = call)
 
   inform_defaulted_none(settings, models, messages)
-  estimate <- estimate_price(engine_records(rec), prompt, models, settings, reps, length(top_p), decision_description)
-  options <- screening_options("a", api_url, prompt, model_options(models, settings, reps, rpm), grid, top_p, role,
+  estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
+  options <- screening_options("a", api_url, prompt, model_options("a", models, settings, reps, rpm), grid, top_p, role,
     tool_spec, builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
     dots, seed_par, max_tries, max_seconds)
   arg_list <- screening_arg_list("a", "tabscreen_a.tools", rec, call, options)
   launch_screening(rec, options, arg_list, api_key, estimate, call = call)
+}
+
+# Provider A's R parts (see R/providers.R).
+provider_a <- function() {
+  list(screen = tabscreen_a.tools, reserved_body = reserved_body_a)
 }
 
 # Fields of the request body that the package sets, with where to set them instead.
@@ -369,4 +370,87 @@ inform_defaulted_none <- function(settings, models, messages) {
       messages = messages
     )
   }
+}
+
+# Provider A's tools and tool_choice (the Chat Completions shapes): "auto", "none", "required",
+# the name of one of the tools, list(type = "function", `function` = list(name = ...)) or
+# list(type = "allowed_tools", allowed_tools = list(mode = ..., tools = list(<function choices>))).
+# Every function the choice names must be one of the tools: the provider answers 400 to every
+# request otherwise.
+check_tools <- function(tools, tool_choice, call = rlang::caller_env()) {
+  parsed <- parse_chat_tools(tools, tool_choice, "a", call = call)
+  if (is.null(parsed)) return(list(tools = NULL, tool_choice = NULL))
+  names <- parsed$names
+  modes <- parsed$modes
+  fix <- c("i" = "Give one of {.val {modes}}, the name of one of the {.arg tools} ({.val {names}}), or a list in provider A's {.field tool_choice} format, e.g. {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))}.")
+  if (is.null(tool_choice)) {
+    tool_choice <- "auto"
+  } else if (is.character(tool_choice)) {
+    if (length(tool_choice) != 1 || is.na(tool_choice)) {
+      abort_arg(c("{.arg tool_choice} must be a single string, not {.obj_type_friendly {tool_choice}}.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    if (!tool_choice %in% modes) {
+      check_tool_choice_names(tool_choice, names, modes, call)
+      tool_choice <- list(type = "function", `function` = list(name = tool_choice))
+    }
+  } else if (is.list(tool_choice)) {
+    chosen <- tool_choice_functions_a(tool_choice)
+    if (is.null(chosen)) {
+      abort_arg(c("{.arg tool_choice} is a list that is not of provider A's {.field tool_choice} format.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    check_tool_choice_names(chosen, names, modes, call)
+  } else {
+    abort_arg(c("{.arg tool_choice} must be {.code NULL}, a string or a list, not {.obj_type_friendly {tool_choice}}.", fix),
+      class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+  }
+  list(tools = parsed$value, tool_choice = tool_choice)
+}
+
+# The function names a list tool_choice of provider A names (type "function", or "allowed_tools"
+# with function entries), or NULL when it is not of either shape.
+tool_choice_functions_a <- function(tool_choice) {
+  function_name <- function(x) {
+    fun <- if (is.list(x) && identical(x$type, "function")) x[["function"]] else NULL
+    if (is.list(fun) && rlang::is_string(fun$name)) fun$name else NA_character_
+  }
+  type <- tool_choice$type
+  if (identical(type, "function")) {
+    chosen <- function_name(tool_choice)
+  } else if (identical(type, "allowed_tools") && is.list(tool_choice$allowed_tools) &&
+    is.list(tool_choice$allowed_tools$tools) && length(tool_choice$allowed_tools$tools) > 0) {
+    chosen <- vapply(tool_choice$allowed_tools$tools, function_name, character(1))
+  } else {
+    return(NULL)
+  }
+  if (anyNA(chosen)) NULL else chosen
+}
+
+# Spec section 8 guards of provider A, by the model's force class. A model without rules (a custom
+# model, or a user's price row) has no class: it gets the rule of providers B and C, at most 10
+# repetitions, so that no model of any provider escapes the guard.
+check_force_a <- function(models, reps, force, call = rlang::caller_env()) {
+  if (force) {
+    return(invisible())
+  }
+  for (i in seq_len(nrow(models))) {
+    class <- models$force_class[i]
+    if (is.na(class)) class <- "unknown"
+    limit <- switch(class, small_old = 10, large = 1, unknown = 10, Inf)
+    if (reps[i] > limit) {
+      what <- switch(class,
+        large = "a larger model, which is screened once per record",
+        small_old = "an older small model, which is screened at most 10 times per record",
+        "a model without known rules (a custom model), which is screened at most 10 times per record"
+      )
+      model <- models$model[i]
+      abort_arg(
+        c("{.arg reps}: {reps[i]} repetitions of model {.val {model}} are refused: it is {what}.",
+          "i" = "Set {.code force = TRUE} if you really mean it."),
+        class = "tabscreen_error_force", arg = "reps", call = call
+      )
+    }
+  }
+  invisible()
 }

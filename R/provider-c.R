@@ -180,13 +180,9 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   given <- list(reasoning_effort = !missing(reasoning_effort), top_p = !missing(top_p))
 
   check_flags(call, c(common_flags, "confidence"))
-  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
-    prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(call, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract))
   rec <- inputs$rec
   grid <- inputs$grid
-  reps <- grid$reps
-  rpm <- grid$rpm
-  prompt <- grid$prompt
   top_p <- check_top_p(top_p, exclude_zero = TRUE, call = call)
   check_role(role, roles = "user", call = call)
   check_api_url(api_url, call = call)
@@ -198,21 +194,25 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   dots <- check_dots("c", rlang::list2(...), call = call)
 
   models <- lookup_models(model, "c", custom_model, call = call)
-  settings <- model_settings_c(models, reasoning_effort, top_p, given, call = call)
-  estimate <- estimate_price(engine_records(rec), prompt, models, settings, reps, length(top_p), decision_description)
+  settings <- model_settings(models, "c", reasoning_effort, top_p = top_p, given = given, call = call)
+  estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
   check_force_bc(models, reps, estimate, force, call = call)
 
-  api_key <- check_api_key(api_key, "PROVIDER_C_API_KEY", call = call)
+  api_key <- check_api_key(api_key, provider_env_var("c"), call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   confidence <- confidence && is.null(tools)
-  options <- screening_options("c", api_url, prompt,
-    model_options(models, settings, reps, rpm, c("reasoning_effort", "send_top_p")),
+  options <- screening_options("c", api_url, prompt, model_options("c", models, settings, reps, rpm),
     grid, top_p, role, tool_spec,
     builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = confidence),
     dots, seed_par, max_tries, max_seconds)
   arg_list <- screening_arg_list("c", "tabscreen_c", rec, call, options)
   launch_screening(rec, options, arg_list, api_key, estimate, call = call)
+}
+
+# Provider C's R parts (see R/providers.R).
+provider_c <- function() {
+  list(screen = tabscreen_c, reserved_body = reserved_body_c, dots_hints = dots_hints_c)
 }
 
 # random_seed is an integer of at least 0 in provider C's schema.
@@ -224,3 +224,52 @@ check_seed_c <- function(seed_par, call) {
   }
   invisible()
 }
+
+# Provider C's tools (the Chat Completions shape) and tool_choice: "auto", "none", "any",
+# "required" or list(type = "function", `function` = list(name = <one of the tools>)).
+check_tools_c <- function(tools, tool_choice, call = rlang::caller_env()) {
+  parsed <- parse_chat_tools(tools, tool_choice, "c", call = call)
+  if (is.null(parsed)) return(list(tools = NULL, tool_choice = NULL))
+  names <- parsed$names
+  modes <- parsed$modes
+  fix <- c(
+    "i" = "Give one of {.val {modes}}, or {.code list(type = \"function\", `function` = list(name = \"{names[1]}\"))} to force one of the {.arg tools} ({.val {names}}).",
+    "i" = "Leave it {.code NULL} for {.val auto}."
+  )
+  if (is.null(tool_choice)) {
+    tool_choice <- "auto"
+  } else if (is.character(tool_choice)) {
+    if (length(tool_choice) != 1 || is.na(tool_choice) || !tool_choice %in% modes) {
+      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+  } else {
+    fun <- if (is.list(tool_choice)) tool_choice[["function"]] else NULL
+    ok <- is.list(tool_choice) && identical(tool_choice$type, "function") && is.list(fun) &&
+      rlang::is_string(fun$name) && setequal(names(tool_choice), c("type", "function")) &&
+      identical(names(fun), "name")
+    if (!ok) {
+      abort_arg(c("{.arg tool_choice} must be one of {.val {modes}} or a named function of {.arg tools}.", fix),
+        class = "tabscreen_error_tool_choice", arg = "tool_choice", call = call)
+    }
+    check_tool_choice_names(fun$name, names, modes, call)
+  }
+  list(tools = parsed$value, tool_choice = tool_choice)
+}
+
+reserved_body_c <- c(
+  reserved_body_common,
+  tool_choice = "Use the {.arg tool_choice} argument.",
+  top_p = "Use the {.arg top_p} argument.",
+  reasoning_effort = "Use the {.arg reasoning_effort} argument.",
+  random_seed = "Use {.arg seed_par}: it is sent as {.field random_seed} (plus {.code n - 1} for repetition {.code n}).",
+  n = "Use {.arg reps} to ask the same question several times."
+)
+
+# Fields of other protocols that users carry over to provider C.
+dots_hints_c <- c(
+  seed = "Use {.arg seed_par} (sent as {.field random_seed}).",
+  max_completion_tokens = "Provider C calls it {.field max_tokens}.",
+  verbosity = "Provider C has no {.field verbosity}.",
+  user = "Provider C has no {.field user}; use {.field metadata}."
+)

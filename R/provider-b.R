@@ -207,13 +207,9 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   given_effort <- !missing(reasoning_effort)
 
   check_flags(call, c(common_flags, "confidence"))
-  inputs <- screening_inputs(data, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract),
-    prompt, model, reps, rpm, call = call)
+  inputs <- screening_inputs(call, rlang::enquo(studyid), rlang::enquo(title), rlang::enquo(abstract))
   rec <- inputs$rec
   grid <- inputs$grid
-  reps <- grid$reps
-  rpm <- grid$rpm
-  prompt <- grid$prompt
   check_role(role, roles = "user", call = call)
   check_api_url(api_url, call = call)
   tool_spec <- check_tools_b(tools, call = call)
@@ -224,23 +220,28 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   dots <- check_dots("b", rlang::list2(...), call = call)
 
   models <- lookup_models(model, "b", custom_model, call = call)
-  settings <- model_settings_b(models, reasoning_effort, given_effort, builtin = is.null(tools), call = call)
+  settings <- model_settings(models, "b", reasoning_effort, given = list(reasoning_effort = given_effort),
+    builtin = is.null(tools), call = call)
   check_sampling_b(model, custom_model, dots, call = call)
-  estimate <- estimate_price(engine_records(rec), prompt, models, settings, reps, 1, decision_description)
+  estimate <- estimate_records(rec, prompt, models, settings, reps, 1, decision_description)
   check_force_bc(models, reps, estimate, force, call = call)
 
-  api_key <- check_api_key(api_key, "PROVIDER_B_API_KEY", call = call)
+  api_key <- check_api_key(api_key, provider_env_var("b"), call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   inform_auto_tool(settings, models, builtin = is.null(tools), messages)
   confidence <- confidence && is.null(tools)
-  options <- screening_options("b", api_url, prompt,
-    model_options(models, settings, reps, rpm, c("reasoning_effort", "thinking", "forced_tool"), cache_write = TRUE),
+  options <- screening_options("b", api_url, prompt, model_options("b", models, settings, reps, rpm),
     grid, top_p = numeric(), role, tool_spec,
     builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = confidence),
     dots, seed_par, max_tries, max_seconds, extra = list(max_tokens = max_tokens))
   arg_list <- screening_arg_list("b", "tabscreen_b", rec, call, options)
   launch_screening(rec, options, arg_list, api_key, estimate, call = call)
+}
+
+# Provider B's R parts (see R/providers.R).
+provider_b <- function() {
+  list(screen = tabscreen_b, reserved_body = reserved_body_b, check_body = check_sampling_b)
 }
 
 # The models that keep their thinking and are asked, not forced, to call the built-in tool.
@@ -251,6 +252,63 @@ inform_auto_tool <- function(settings, models, builtin, messages) {
       c("i" = "{.val {auto}} cannot be forced to call the tool with {cli::qty(auto)}{?its/their} thinking on: {cli::qty(auto)}{?it is/they are} asked to call it ({.code tool_choice = auto}), and an answer without the call is retried."),
       messages = messages
     )
+  }
+  invisible()
+}
+
+# Provider B's tools (the Messages shape: name, description, input_schema). The protocol's
+# tool_choice is the package's: the built-in tool is forced where the model allows it, custom
+# tools are offered with tool_choice auto, so no user value can name a missing tool; their names
+# are checked by parse_tools().
+check_tools_b <- function(tools, call = rlang::caller_env()) {
+  if (is.null(tools)) {
+    return(list(tools = NULL, tool_choice = NULL))
+  }
+  list(tools = parse_tools(tools, tool_format$messages, call = call)$value, tool_choice = NULL)
+}
+
+# max_tokens (provider B): a whole number of at least 1, sent as an integer.
+check_max_tokens <- function(max_tokens, call = rlang::caller_env()) {
+  ok <- is.numeric(max_tokens) && length(max_tokens) == 1 && !is.na(max_tokens) && is.finite(max_tokens) &&
+    max_tokens >= 1 && max_tokens == round(max_tokens) && max_tokens <= .Machine$integer.max
+  if (!ok) {
+    abort_arg(c("{.arg max_tokens} must be a whole number of at least 1.",
+      "i" = "It caps the output of each answer, thinking included; the default 1024 leaves room for a decision with a description."),
+      class = "tabscreen_error_max_tokens", arg = "max_tokens", call = call)
+  }
+  as.integer(max_tokens)
+}
+
+reserved_body_b <- c(
+  reserved_body_common,
+  system = "The package sets it for models that cannot be forced to call the tool.",
+  tool_choice = "The built-in tool is forced where the model allows it; custom {.arg tools} are offered with {.val auto}.",
+  max_tokens = "Use the {.arg max_tokens} argument.",
+  thinking = "Use the {.arg reasoning_effort} argument ({.val none} turns thinking off).",
+  output_config = "Use the {.arg reasoning_effort} argument (sent as {.field output_config.effort}).",
+  seed = "Provider B has no seed; {.arg seed_par} seeds only the package's own random numbers."
+)
+
+# Sampling parameters in `...` (provider B): Claude 5 models reject any non-default value, and the
+# older models take temperature or top_p, not both.
+check_sampling_b <- function(model, custom_model, dots, call = rlang::caller_env()) {
+  sampling <- intersect(names(dots), c("temperature", "top_p", "top_k"))
+  if (length(sampling) == 0 || custom_model) {
+    return(invisible())
+  }
+  rules <- model_rules()
+  rules <- rules[rules$provider == "b", , drop = FALSE]
+  ok <- rules$sampling_ok[match(model, rules$model)]
+  refuse <- model[!is.na(ok) & !ok]
+  if (length(refuse) > 0) {
+    abort_arg(c("{.val {refuse}} reject{?s/} non-default sampling parameters, so {.arg ...} must not set {.field {sampling}}.",
+      "i" = "Leave {.field {sampling}} out for {cli::qty(refuse)}{?this model/these models}, or use {.val claude-haiku-4-5}, which takes them."),
+      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
+  }
+  if (all(c("temperature", "top_p") %in% sampling) && any(!is.na(ok))) {
+    abort_arg(c("{.arg ...} sets both {.field temperature} and {.field top_p}.",
+      "i" = "Provider B's models take one of them, not both."),
+      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
   }
   invisible()
 }

@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Descriptor is everything the rest of the library knows about a provider: the engine, the C ABI
+// and R (through TsProviders) look a provider up here and never branch on its name. The fields
+// with JSON names are what R reads.
+type Descriptor struct {
+	// Protocol names the wire protocol ("openai", "anthropic", "mistral").
+	Protocol string `json:"protocol"`
+	// Letter is the provider's name in the run options and in R ("a", "b", "c").
+	Letter string `json:"letter"`
+	// Label names the provider in messages.
+	Label string `json:"label"`
+	// DefaultURL and DefaultModel are those of the provider's screening function.
+	DefaultURL   string `json:"default_url"`
+	DefaultModel string `json:"default_model"`
+	// Path, when set, is appended to api_url unless it already ends in it (api_url is a base
+	// URL); otherwise api_url is the endpoint itself.
+	Path string `json:"path"`
+	// KeyVar is the environment variable that holds the key.
+	KeyVar string `json:"key_var"`
+	// ToolFormat is the shape of a custom tool: "chat" (function tools) or "messages".
+	ToolFormat string `json:"tool_format"`
+	// ToolChoiceWords are the strings tool_choice takes as they are (nil: the provider's function
+	// has no tool_choice argument).
+	ToolChoiceWords []string `json:"tool_choice_words"`
+	// RequestFields, when set, are the only fields the request schema allows: any other in `...`
+	// is refused before the run, since the provider would refuse every request.
+	RequestFields []string `json:"request_fields"`
+	// Rate are the rate-limit headers.
+	Rate RateHeaders `json:"rate_headers"`
+	// ModelFields are the fields of a model in the run options, after its name, reps and rpm: the
+	// request settings the provider's policy decides and the prices it is charged at.
+	ModelFields []string `json:"model_fields"`
+	// SettingFields are the fields of ModelSettings the provider's policy decides.
+	SettingFields []string `json:"setting_fields"`
+
+	// New builds the run's adapter.
+	New func(Settings) (Adapter, error) `json:"-"`
+	// Policy decides each model's request fields from its rules and the user's arguments.
+	Policy Policy `json:"-"`
+	// Probe is the body of the smallest request to a model (rate_limits_per_minute()).
+	Probe func(model string, rules *ModelRule) any `json:"-"`
+	// Hidden keeps a provider out of All (test-only adapters).
+	Hidden bool `json:"-"`
+}
+
+// Endpoint is the URL the calls of a run with this api_url are posted to.
+func (d Descriptor) Endpoint(apiURL string) string {
+	if d.Path == "" {
+		return apiURL
+	}
+	base := strings.TrimRight(apiURL, "/")
+	if strings.HasSuffix(base, d.Path) {
+		return base
+	}
+	return base + d.Path
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Descriptor{}
+)
+
+// Register adds a provider. A letter or protocol already taken is a programming error.
+func Register(d Descriptor) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if d.Letter == "" || d.Protocol == "" || d.New == nil {
+		panic(fmt.Sprintf("provider.Register: incomplete descriptor %q/%q", d.Letter, d.Protocol))
+	}
+	for _, name := range []string{d.Letter, d.Protocol} {
+		if _, taken := registry[name]; taken {
+			panic(fmt.Sprintf("provider.Register: %q is registered twice", name))
+		}
+	}
+	registry[d.Letter] = d
+	registry[d.Protocol] = d
+}
+
+// Lookup finds a provider by its letter or its protocol.
+func Lookup(name string) (Descriptor, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	d, ok := registry[name]
+	return d, ok
+}
+
+// All lists the providers that are not hidden, by letter.
+func All() []Descriptor {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var out []Descriptor
+	for name, d := range registry {
+		if name == d.Letter && !d.Hidden {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Letter < out[j].Letter })
+	return out
+}

@@ -1,0 +1,97 @@
+package screen
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// FieldChars is the length, in characters, of a title or abstract as the price estimate counts it:
+// a blank field is sent as NoInformation; white space is counted as it is (an estimate needs no
+// exact count).
+func FieldChars(s string, valid bool) (chars int, blank bool) {
+	if blank = IsBlank(s, valid); blank {
+		return utf8.RuneCountInString(NoInformation), true
+	}
+	return utf8.RuneCountInString(s), false
+}
+
+// reasoningAllowance is a rough count of the reasoning tokens an effort buys per answer.
+var reasoningAllowance = map[string]float64{"none": 0, "minimal": 20, "low": 60, "medium": 200, "high": 480, "xhigh": 1000, "max": 2000}
+
+// CompletionAllowance is a rough count of the completion tokens of one answer: about 10 for the
+// decision, 120 more with a description, plus the reasoning the effort buys ("" for a model that
+// does not reason).
+func CompletionAllowance(effort string, description bool) float64 {
+	n := 10 + reasoningAllowance[effort]
+	if description {
+		n += 120
+	}
+	return n
+}
+
+// EstimateInput is what the pre-run price estimate needs of a screening.
+type EstimateInput struct {
+	Prompts     []string        `json:"prompts"`
+	Records     int             `json:"records"`
+	RecordChars float64         `json:"record_chars"` // titles and abstracts, as FieldChars counts them
+	TopPs       int             `json:"top_p_values"`
+	Description bool            `json:"decision_description"`
+	Models      []EstimateModel `json:"models"`
+}
+
+// EstimateModel is one model of the estimate.
+type EstimateModel struct {
+	Name     string   `json:"name"`
+	Reps     float64  `json:"reps"`
+	PriceIn  *float64 `json:"price_in"`
+	PriceOut *float64 `json:"price_out"`
+	// Settings are the model's request settings (provider.ModelSettings): its allowance_effort,
+	// where the settings have that field, else its reasoning_effort sizes the reasoning of its
+	// answers (null: none).
+	Settings map[string]json.RawMessage `json:"settings"`
+}
+
+func (m EstimateModel) effort() string {
+	v, ok := m.Settings["allowance_effort"]
+	if !ok {
+		v = m.Settings["reasoning_effort"]
+	}
+	var e string
+	_ = json.Unmarshal(v, &e)
+	return e
+}
+
+// EstimateRow is one model's estimate; Price is nil when a price is unknown.
+type EstimateRow struct {
+	Model        string   `json:"model"`
+	Requests     float64  `json:"requests"`
+	InputTokens  float64  `json:"input_tokens"`
+	OutputTokens float64  `json:"output_tokens"`
+	Price        *float64 `json:"price"`
+}
+
+// Estimate is the pre-run price estimate: input tokens about one per four characters of prompt
+// and record, plus about 150 tokens of tool schema and framing per request; output tokens from
+// CompletionAllowance.
+func Estimate(in EstimateInput) []EstimateRow {
+	prompts, n := float64(len(in.Prompts)), float64(in.Records)
+	promptChars := 0.0
+	for _, p := range in.Prompts {
+		promptChars += float64(utf8.RuneCountInString(p))
+	}
+	perPromptChars := promptChars*n + prompts*in.RecordChars
+	rows := make([]EstimateRow, len(in.Models))
+	for i, m := range in.Models {
+		reps := float64(in.TopPs) * m.Reps
+		effort := m.effort()
+		r := EstimateRow{Model: m.Name, Requests: prompts * n * reps,
+			InputTokens: (perPromptChars/4 + 150*prompts*n) * reps}
+		r.OutputTokens = r.Requests * CompletionAllowance(effort, in.Description)
+		if m.PriceIn != nil && m.PriceOut != nil {
+			p := (r.InputTokens**m.PriceIn + r.OutputTokens**m.PriceOut) / 1e6
+			r.Price = &p
+		}
+		rows[i] = r
+	}
+	return rows
+}
