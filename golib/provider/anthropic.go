@@ -161,8 +161,8 @@ func (a *anthropic) Parse(c *Call, r Response, now time.Time) Outcome {
 
 func (a *anthropic) parse(c *Call, body []byte) Outcome {
 	var r anthropicResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return Outcome{Failure: reask(fmt.Errorf("the response is not valid JSON: %v", err))}
+	if f := decodeResponse(body, &r); f != nil {
+		return Outcome{Failure: f}
 	}
 	o := Outcome{Submodel: r.Model}
 	if u := r.Usage; u != nil {

@@ -51,6 +51,15 @@ type chatTool struct {
 	Function chatFunction `json:"function"`
 }
 
+// registerChat registers a chat-completions provider. The link is made here, not in the
+// descriptor's literal, because the adapter reads its descriptor and the descriptor makes the
+// adapter.
+func registerChat(desc *Descriptor, d *dialect) {
+	desc.New = func(s Settings) (Adapter, error) { return newChat(s, *d) }
+	d.descriptor = desc
+	Register(*desc)
+}
+
 func newChat(s Settings, d dialect) (Adapter, error) {
 	a := &chat{s: s, d: d, header: http.Header{}}
 	a.header.Set("Authorization", "Bearer "+s.APIKey)
@@ -167,8 +176,8 @@ func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
 
 func (a *chat) parse(c *Call, body []byte) Outcome {
 	var r chatResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return Outcome{Failure: reask(fmt.Errorf("the response is not valid JSON: %v", err))}
+	if f := decodeResponse(body, &r); f != nil {
+		return Outcome{Failure: f}
 	}
 	o := Outcome{Submodel: r.Model}
 	if r.Usage != nil {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -128,4 +129,12 @@ func snippet(body []byte) string {
 		return "(empty body)"
 	}
 	return string(body)
+}
+
+// decodeResponse reads a response body; one that is not JSON is worth asking again.
+func decodeResponse(body []byte, into any) *Failure {
+	if err := json.Unmarshal(body, into); err != nil {
+		return reask(fmt.Errorf("the response is not valid JSON: %v", err))
+	}
+	return nil
 }

@@ -32,12 +32,7 @@ var mistralDescriptor = Descriptor{
 	},
 }
 
-func init() {
-	// Set here, not in the literal: the adapter reads its descriptor.
-	mistralDescriptor.New = func(s Settings) (Adapter, error) { return newChat(s, mistralDialect) }
-	mistralDialect.descriptor = &mistralDescriptor
-	Register(mistralDescriptor)
-}
+func init() { registerChat(&mistralDescriptor, &mistralDialect) }
 
 var mistralDialect = dialect{
 	seedField:     "random_seed",

@@ -27,12 +27,7 @@ var openAIDescriptor = Descriptor{
 	Probe:         openAIProbe,
 }
 
-func init() {
-	// Set here, not in the literal: the adapter reads its descriptor.
-	openAIDescriptor.New = func(s Settings) (Adapter, error) { return newChat(s, openAIDialect) }
-	openAIDialect.descriptor = &openAIDescriptor
-	Register(openAIDescriptor)
-}
+func init() { registerChat(&openAIDescriptor, &openAIDialect) }
 
 var openAIDialect = dialect{
 	seedField:      "seed",
