@@ -53,6 +53,7 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 //export TsRunStart
 func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, apiKey *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
+	startProfile()
 	var table *arrowio.Table
 	var err error
 	// Read in place, in R's memory, which stays put for the call: the run keeps the questions it
@@ -142,6 +143,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	aggregated *unsafe.Pointer, aggregatedLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t,
 	doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
+	defer stopProfile()
 	outs := []*unsafe.Pointer{rows, aggregated, questions}
 	lens := []*C.size_t{rowsLen, aggregatedLen, questionsLen}
 	for i := range outs {

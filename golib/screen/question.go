@@ -5,6 +5,7 @@ package screen
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // NoInformation is what the model sees for a missing or blank title or abstract.
@@ -45,7 +46,28 @@ func collapseSpace(s string) string {
 func writeCollapsed(b *strings.Builder, s string) {
 	start := b.Len()
 	pendingSpace := false
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				pendingSpace = b.Len() > start
+				i++
+				continue
+			}
+			// Abstracts are mostly ASCII: a run of it is copied at once, not rune by rune.
+			j := i + 1
+			for j < len(s) && s[j] < utf8.RuneSelf && !asciiSpace[s[j]] {
+				j++
+			}
+			if pendingSpace {
+				b.WriteByte(' ')
+				pendingSpace = false
+			}
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		if unicode.IsSpace(r) {
 			pendingSpace = b.Len() > start
 			continue
@@ -54,9 +76,12 @@ func writeCollapsed(b *strings.Builder, s string) {
 			b.WriteByte(' ')
 			pendingSpace = false
 		}
-		b.WriteRune(r)
+		b.WriteRune(r) // invalid UTF-8 becomes U+FFFD, as ranging over the string does
 	}
 }
+
+// asciiSpace is unicode.IsSpace for the ASCII bytes.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // writeField writes a title or abstract as Field normalises it.
 func writeField(b *strings.Builder, s string, valid bool) {

@@ -39,6 +39,8 @@ func TestWriteFailureStopsTheRunAndKeepsWhatWasStored(t *testing.T) {
 		return nil
 	})
 	defer store.SetInsertHook(nil)
+	// A commit per answer or two, as at a provider's real pace, so that some commits succeed.
+	defer store.SetCommitEvery(0)()
 	path := filepath.Join(t.TempDir(), "a.sqlite")
 	tries := 1
 	o := &engine.Options{Provider: "a", APIURL: srv.URL, Prompts: []string{"p"}, Role: "user",

@@ -117,6 +117,8 @@ type Session struct {
 	onFail      func(error)
 	onCommitted func(indices []int)
 	closed      bool
+	// The writer's prepared statements (its goroutine only).
+	ins, log *sql.Stmt
 }
 
 // active holds the runs this process is writing, so that a "running" row owned by this process
@@ -332,6 +334,7 @@ func (s *Session) Err() error {
 func (s *Session) write() {
 	defer close(s.written)
 	defer guard.Recover(s.abort)
+	defer s.closeStatements()
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	const maxBatch = 1024
@@ -342,20 +345,11 @@ func (s *Session) write() {
 			if !ok {
 				return
 			}
-			// Group commit: whatever arrived while the last commit ran goes into this one.
+			// Group commit: what arrives within commitEvery of the first answer goes into one
+			// transaction. A transaction costs far more than a row; one per answer or two capped a
+			// zero-latency run at a few thousand answers a second.
 			batch = append(batch[:0], a)
-		drain:
-			for len(batch) < maxBatch {
-				select {
-				case b, ok := <-s.queue:
-					if !ok {
-						break drain
-					}
-					batch = append(batch, b)
-				default:
-					break drain
-				}
-			}
+			open := s.gather(&batch, maxBatch)
 			if s.Err() == nil {
 				err := s.insert(batch)
 				s.fail(err)
@@ -368,6 +362,9 @@ func (s *Session) write() {
 				}
 			}
 			clear(batch)
+			if !open {
+				return
+			}
 		case <-tick.C:
 			if s.Err() == nil {
 				_, err := s.store.db.Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ? WHERE run_id = ?`, unixNow(), now(), s.RunID)
@@ -375,6 +372,53 @@ func (s *Session) write() {
 			}
 		}
 	}
+}
+
+// commitEvery bounds how long an answer waits in memory before its commit.
+var commitEvery = 20 * time.Millisecond
+
+// gather adds to batch what the queue holds within commitEvery, up to max answers; false when the
+// queue was closed (the run is ending: commit and stop).
+func (s *Session) gather(batch *[]Answer, max int) bool {
+	deadline := time.NewTimer(commitEvery)
+	defer deadline.Stop()
+	for len(*batch) < max {
+		select {
+		case b, ok := <-s.queue:
+			if !ok {
+				return false
+			}
+			*batch = append(*batch, b)
+		case <-deadline.C:
+			return true
+		}
+	}
+	return true
+}
+
+// statements prepares the writer's statements once per session: preparing them in every
+// transaction cost as much as the inserts.
+func (s *Session) statements() (ins, log *sql.Stmt, err error) {
+	if s.ins == nil {
+		if s.ins, err = s.store.db.Prepare(insertAnswer); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s.log == nil {
+		if s.log, err = s.store.db.Prepare(insertAttempt); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s.ins, s.log, nil
+}
+
+func (s *Session) closeStatements() {
+	for _, st := range []*sql.Stmt{s.ins, s.log} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	s.ins, s.log = nil, nil
 }
 
 func (s *Session) fail(err error) {
@@ -429,17 +473,16 @@ func (s *Session) insert(batch []Answer) error {
 			return err
 		}
 	}
+	insDB, logDB, err := s.statements()
+	if err != nil {
+		return err
+	}
 	tx, err := s.store.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	ins, err := tx.Prepare(insertAnswer)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	var log *sql.Stmt
+	ins, log := tx.Stmt(insDB), tx.Stmt(logDB)
 	for i := range batch {
 		a := &batch[i]
 		d := a.Decision
@@ -460,12 +503,6 @@ func (s *Session) insert(batch []Answer) error {
 			continue // the job was answered already; this late copy changes nothing
 		}
 		for _, at := range a.Log {
-			if log == nil {
-				if log, err = tx.Prepare(insertAttempt); err != nil {
-					return err
-				}
-				defer log.Close()
-			}
 			if _, err = log.Exec(s.RunID, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
 				nullString(string(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
 				return err
