@@ -7,6 +7,8 @@ libs <- .libPaths()
 friends <- "../shared/data/friends_dat.csv"
 repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "3"))
 big_records <- as.integer(Sys.getenv("BENCH_BIG_RECORDS", "100000"))
+# BENCH_ONLY=zero,ceiling,million,arrow runs some of the measurements (all by default).
+only <- strsplit(Sys.getenv("BENCH_ONLY", "zero,ceiling,million,arrow"), ",")[[1]]
 
 load_average <- function() {
   if (!file.exists("/proc/loadavg")) return("?")
@@ -66,54 +68,64 @@ summarise_runs <- function(values, fmt) {
 
 cat("\n| Measurement | Result | Target | |\n|---|---|---|---|\n")
 
-# 1. Zero latency, 10,000 jobs, store on, the first screening of a fresh session.
-runs <- replicate(repeats, screen_run(grow(records, 10000), rpm = 1e7), simplify = FALSE)
-rate <- vapply(runs, function(r) r$jobs / r$seconds, numeric(1))
-failed <- sum(vapply(runs, function(r) r$failed, numeric(1)))
-row("Zero latency, 10,000 jobs, store on, first call of a fresh session",
-    paste(summarise_runs(rate, "%.0f req/s"), sprintf("; %d failed", failed)),
-    ">= 6,000 req/s", stats::median(rate) >= 6000 && failed == 0)
+if ("zero" %in% only) {
+  # 1. Zero latency, 10,000 jobs, store on, the first screening of a fresh session.
+  runs <- replicate(repeats, screen_run(grow(records, 10000), rpm = 1e7), simplify = FALSE)
+  rate <- vapply(runs, function(r) r$jobs / r$seconds, numeric(1))
+  failed <- sum(vapply(runs, function(r) r$failed, numeric(1)))
+  row("Zero latency, 10,000 jobs, store on, first call of a fresh session",
+      paste(summarise_runs(rate, "%.0f req/s"), sprintf("; %d failed", failed)),
+      ">= 6,000 req/s", stats::median(rate) >= 6000 && failed == 0)
 
-# 2. Throughput at a 12,000 rpm ceiling with 250 ms lognormal latency, 6,000 jobs: the achieved rate
-# where the provider sees it (first to last arrival) and end to end from R.
-rpm <- 12000
-runs <- replicate(repeats, screen_run(grow(records, 6000), fake = list(rpm = rpm, latency_median_ms = 250, latency_sigma = 0.5),
-                                      rpm = rpm), simplify = FALSE)
-at_provider <- vapply(runs, function(r) (r$stats$requests_total - 1) / (r$stats$last_request_unix - r$stats$first_request_unix) / (rpm / 60), numeric(1))
-end_to_end <- vapply(runs, function(r) r$jobs / r$seconds / (rpm / 60), numeric(1))
-refused <- sum(vapply(runs, function(r) r$stats$refused_rate + r$stats$refused_concurrency, numeric(1)))
-row("Ceiling 12,000 rpm, 250 ms lognormal latency, 6,000 jobs",
-    sprintf("at the provider %s; end to end %s; %d refused", summarise_runs(at_provider, "%.3f"),
-            summarise_runs(end_to_end, "%.3f"), refused),
-    ">= 0.99 at the provider, >= 0.97 end to end, 0 refused",
-    stats::median(at_provider) >= 0.99 && stats::median(end_to_end) >= 0.97 && refused == 0)
+}
 
-# 3. A million jobs (100,000 records x 10 reps) against 100,000 (10,000 x 10), store on: peak memory
-# and time per job.
-small <- replicate(repeats, screen_run(grow(records, big_records / 10), rpm = 1e7, reps = 10), simplify = FALSE)
-big <- replicate(repeats, screen_run(grow(records, big_records), rpm = 1e7, reps = 10), simplify = FALSE)
-per_job <- function(runs) vapply(runs, function(r) 1e6 * r$seconds / r$jobs, numeric(1))
-peak <- vapply(big, function(r) r$peak_mb, numeric(1))
-ratio <- stats::median(per_job(big)) / stats::median(per_job(small))
-row(sprintf("%s jobs (%s records x 10 reps), store on", format(big[[1]]$jobs, big.mark = ","), format(big_records, big.mark = ",")),
-    sprintf("peak RSS %s; %s per job against %s for %s jobs (ratio %.2f)", summarise_runs(peak, "%.0f MB"),
-            summarise_runs(per_job(big), "%.0f us"), summarise_runs(per_job(small), "%.0f us"),
-            format(small[[1]]$jobs, big.mark = ","), ratio),
-    "<= 1 GB, time per job within 10 %", stats::median(peak) <= 1024 && ratio <= 1.10)
+if ("ceiling" %in% only) {
+  # 2. Throughput at a 12,000 rpm ceiling with 250 ms lognormal latency, 6,000 jobs: the achieved rate
+  # where the provider sees it (first to last arrival) and end to end from R.
+  rpm <- 12000
+  runs <- replicate(repeats, screen_run(grow(records, 6000), fake = list(rpm = rpm, latency_median_ms = 250, latency_sigma = 0.5),
+                                        rpm = rpm), simplify = FALSE)
+  at_provider <- vapply(runs, function(r) (r$stats$requests_total - 1) / (r$stats$last_request_unix - r$stats$first_request_unix) / (rpm / 60), numeric(1))
+  end_to_end <- vapply(runs, function(r) r$jobs / r$seconds / (rpm / 60), numeric(1))
+  refused <- sum(vapply(runs, function(r) r$stats$refused_rate + r$stats$refused_concurrency, numeric(1)))
+  row("Ceiling 12,000 rpm, 250 ms lognormal latency, 6,000 jobs",
+      sprintf("at the provider %s; end to end %s; %d refused", summarise_runs(at_provider, "%.3f"),
+              summarise_runs(end_to_end, "%.3f"), refused),
+      ">= 0.99 at the provider, >= 0.97 end to end, 0 refused",
+      stats::median(at_provider) >= 0.99 && stats::median(end_to_end) >= 0.97 && refused == 0)
 
-# 4. Arrow round trip R -> Go -> R of 100,000 records with real-length abstracts: the first call of a
-# session, and warm (the median of three calls after it).
-ipc_run <- function(data) {
-  callr::r(function(libs, data) {
-    .libPaths(libs)
-    library(tabscreen)
-    df <- data.frame(record = seq_len(nrow(data)), title = data$title, abstract = data$abstract,
-                     score = stats::runif(nrow(data)), flag = rep(c(TRUE, FALSE, NA), length.out = nrow(data)))
-    cold <- system.time(back <- tabscreen:::ipc_roundtrip_go(df))[["elapsed"]]
-    warm <- replicate(3, system.time(tabscreen:::ipc_roundtrip_go(df))[["elapsed"]])
-    list(rows = nrow(df), mb = sum(nchar(df$abstract, "bytes")) / 2^20, cold = cold, warm = stats::median(warm),
-         identical = isTRUE(all.equal(as.data.frame(back), df, check.attributes = FALSE)))
-  }, args = list(libs = libs, data = data), show = FALSE)
+}
+
+if ("million" %in% only) {
+  # 3. A million jobs (100,000 records x 10 reps) against 100,000 (10,000 x 10), store on: peak memory
+  # and time per job.
+  small <- replicate(repeats, screen_run(grow(records, big_records / 10), rpm = 1e7, reps = 10), simplify = FALSE)
+  big <- replicate(repeats, screen_run(grow(records, big_records), rpm = 1e7, reps = 10), simplify = FALSE)
+  per_job <- function(runs) vapply(runs, function(r) 1e6 * r$seconds / r$jobs, numeric(1))
+  peak <- vapply(big, function(r) r$peak_mb, numeric(1))
+  ratio <- stats::median(per_job(big)) / stats::median(per_job(small))
+  row(sprintf("%s jobs (%s records x 10 reps), store on", format(big[[1]]$jobs, big.mark = ","), format(big_records, big.mark = ",")),
+      sprintf("peak RSS %s; %s per job against %s for %s jobs (ratio %.2f)", summarise_runs(peak, "%.0f MB"),
+              summarise_runs(per_job(big), "%.0f us"), summarise_runs(per_job(small), "%.0f us"),
+              format(small[[1]]$jobs, big.mark = ","), ratio),
+      "<= 1 GB, time per job within 10 %", stats::median(peak) <= 1024 && ratio <= 1.10)
+
+}
+
+if ("arrow" %in% only) {
+  # 4. Arrow round trip R -> Go -> R of 100,000 records with real-length abstracts: the first call of a
+  # session, and warm (the median of three calls after it).
+  ipc_run <- function(data) {
+    callr::r(function(libs, data) {
+      .libPaths(libs)
+      library(tabscreen)
+      df <- data.frame(record = seq_len(nrow(data)), title = data$title, abstract = data$abstract,
+                       score = stats::runif(nrow(data)), flag = rep(c(TRUE, FALSE, NA), length.out = nrow(data)))
+      cold <- system.time(back <- tabscreen:::ipc_roundtrip_go(df))[["elapsed"]]
+      warm <- replicate(3, system.time(tabscreen:::ipc_roundtrip_go(df))[["elapsed"]])
+      list(rows = nrow(df), mb = sum(nchar(df$abstract, "bytes")) / 2^20, cold = cold, warm = stats::median(warm),
+           identical = isTRUE(all.equal(as.data.frame(back), df, check.attributes = FALSE)))
+    }, args = list(libs = libs, data = data), show = FALSE)
 }
 data <- grow(records, 100000)
 runs <- replicate(repeats, ipc_run(data), simplify = FALSE)
@@ -124,6 +136,8 @@ row(sprintf("Arrow round trip R -> Go -> R, 100,000 records (%.0f MB of abstract
     sprintf("warm %s; first call of a session %s; identical: %s", summarise_runs(warm, "%.2f s"),
             summarise_runs(cold, "%.2f s"), same),
     "<= 0.5 s warm, <= 1 s first call", stats::median(warm) <= 0.5 && stats::median(cold) <= 1 && same)
+
+}
 
 cat(sprintf("\nMeasured %s on %d cores (%s); load average after: %s.\n", format(Sys.time(), "%Y-%m-%d %H:%M"),
             parallel::detectCores(), R.version.string, load_average()))
