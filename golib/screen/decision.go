@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Decision is one usable answer read from a tool call.
@@ -81,8 +82,8 @@ func explanation(args map[string]any, tool *Tool, decisionField string) (string,
 	if tool == nil {
 		return "", false
 	}
-	var s objectSchema
-	if json.Unmarshal(tool.Parameters, &s) != nil {
+	s, ok := parseSchema(tool.Parameters)
+	if !ok {
 		return "", false
 	}
 	var free, reasons []string
@@ -143,9 +144,27 @@ type objectSchema struct {
 	} `json:"properties"`
 }
 
+// parsedSchemas holds each tool schema read once: every answer is checked against its tool, and
+// reading the schema for each cost more than reading the answer.
+var parsedSchemas sync.Map // string(schema) -> *objectSchema (nil: not an object schema)
+
+// parseSchema reads a tool's parameter schema; the result is shared and must not be changed.
+func parseSchema(schema json.RawMessage) (*objectSchema, bool) {
+	if v, ok := parsedSchemas.Load(string(schema)); ok {
+		s := v.(*objectSchema)
+		return s, s != nil
+	}
+	s := new(objectSchema)
+	if json.Unmarshal(schema, s) != nil {
+		s = nil
+	}
+	parsedSchemas.Store(string(schema), s)
+	return s, s != nil
+}
+
 func enumOf(schema json.RawMessage, field string) []string {
-	var s objectSchema
-	if json.Unmarshal(schema, &s) != nil {
+	s, ok := parseSchema(schema)
+	if !ok {
 		return nil
 	}
 	p, ok := s.Properties[field]
@@ -156,8 +175,8 @@ func enumOf(schema json.RawMessage, field string) []string {
 }
 
 func onlyEnumProperty(schema json.RawMessage) (string, []string, bool) {
-	var s objectSchema
-	if json.Unmarshal(schema, &s) != nil {
+	s, ok := parseSchema(schema)
+	if !ok {
 		return "", nil, false
 	}
 	name, count := "", 0
