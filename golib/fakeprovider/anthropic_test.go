@@ -197,14 +197,7 @@ func TestAnthropicHeaders(t *testing.T) {
 		"x-api-key": "sk-ant-revoked"}, body), 401, "authentication_error")
 	r := postHeaders(t, base+"/v1/messages/batches", anthropicHeaders, body)
 	anthropicError(t, r, 404, "not_found_error")
-	resp, err := testClient.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 405 {
-		t.Errorf("GET: %d", resp.StatusCode)
-	}
+	expectGetStatus(t, url, 405)
 }
 
 func TestAnthropicInvalidBodies(t *testing.T) {

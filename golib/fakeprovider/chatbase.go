@@ -13,6 +13,16 @@ import (
 // chatBase is what OpenAI's and Mistral's chat completions share: a bearer key, function tools,
 // the tool a tool_choice names, a seed and n. Each protocol embeds it and keeps only what differs:
 // its dialect, its schemas, its errors and its answer's shape.
+// withSchemas builds a chat-completions protocol once its request schemas are read.
+func withSchemas[P any](load func() (*chatSchemas, error), build func(*chatSchemas) P) (P, error) {
+	s, err := load()
+	if err != nil {
+		var none P
+		return none, err
+	}
+	return build(s), nil
+}
+
 type chatBase struct {
 	dialect chatDialect
 }

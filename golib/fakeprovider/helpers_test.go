@@ -246,3 +246,16 @@ func postAnswered(t *testing.T, url, key, body string, schema *jsonschema.Schema
 	validateAgainst(t, schema, r.body)
 	return r
 }
+
+// expectGetStatus checks the status of a GET of url.
+func expectGetStatus(t testing.TB, url string, want int) {
+	t.Helper()
+	resp, err := testClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		t.Errorf("GET %s: %d, want %d", url, resp.StatusCode, want)
+	}
+}

@@ -31,11 +31,9 @@ var mistralDialect = chatDialect{seedField: "random_seed", typelessTools: true,
 	forcing: map[string]bool{"any": true, "required": true}}
 
 func newMistral() (*mistral, error) {
-	s, err := loadMistralSchemas()
-	if err != nil {
-		return nil, err
-	}
-	return &mistral{chatBase: chatBase{mistralDialect}, schemas: s}, nil
+	return withSchemas(loadMistralSchemas, func(s *chatSchemas) *mistral {
+		return &mistral{chatBase: chatBase{mistralDialect}, schemas: s}
+	})
 }
 
 func (m *mistral) name() string { return "mistral" }

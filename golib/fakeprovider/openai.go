@@ -24,11 +24,9 @@ type openAI struct {
 var openAIDialect = chatDialect{seedField: "seed"}
 
 func newOpenAI() (*openAI, error) {
-	s, err := loadOpenAISchemas()
-	if err != nil {
-		return nil, err
-	}
-	return &openAI{chatBase: chatBase{openAIDialect}, schemas: s}, nil
+	return withSchemas(loadOpenAISchemas, func(s *chatSchemas) *openAI {
+		return &openAI{chatBase: chatBase{openAIDialect}, schemas: s}
+	})
 }
 
 func (o *openAI) name() string { return "openai" }

@@ -281,22 +281,8 @@ func TestContentTypeAndMethod(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Errorf("text/plain: %d", resp.StatusCode)
 	}
-	resp, err = testClient.Get(base + "/v1/chat/completions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 405 {
-		t.Errorf("GET: %d", resp.StatusCode)
-	}
-	resp, err = testClient.Get(base + "/v1/models")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Errorf("unknown path: %d", resp.StatusCode)
-	}
+	expectGetStatus(t, base+"/v1/chat/completions", 405)
+	expectGetStatus(t, base+"/v1/models", 404) // an unknown path
 }
 
 func TestMultipleChoices(t *testing.T) {
