@@ -17,6 +17,17 @@ fake_tool <- function(name = "record_decision") {
   ))
 }
 
+# The fake's counters in stats() `st`: the totals, and the responses by status (`by_status`, named
+# by status code).
+expect_counters <- function(st, total, valid, invalid, unauthorized, answered, by_status) {
+  expect_identical(st$requests_total, total)
+  expect_identical(st$valid, valid)
+  expect_identical(st$invalid, invalid)
+  expect_identical(st$unauthorized, unauthorized)
+  expect_identical(st$answered, answered)
+  for (status in names(by_status)) expect_identical(st$by_status[[status]], by_status[[status]], info = status)
+}
+
 # A valid request body; `...` replaces or adds top-level fields.
 fake_body <- function(user = "Title: A trial\nAbstract: Something.", ...) {
   body <- list(
@@ -113,14 +124,8 @@ test_that("counters count, the last body is kept without the key, reset zeroes",
   fake_post(fp$url, fake_body(messages = list()), key = key)
   fake_post(fp$url, fake_body(), key = NULL)
   st <- fp$stats()
-  expect_identical(st$requests_total, 3L)
-  expect_identical(st$valid, 1L)
-  expect_identical(st$invalid, 1L)
-  expect_identical(st$unauthorized, 1L)
-  expect_identical(st$answered, 1L)
-  expect_identical(st$by_status[["200"]], 1L)
-  expect_identical(st$by_status[["400"]], 1L)
-  expect_identical(st$by_status[["401"]], 1L)
+  expect_counters(st, total = 3L, valid = 1L, invalid = 1L, unauthorized = 1L, answered = 1L,
+    by_status = c("200" = 1L, "400" = 1L, "401" = 1L))
   expect_gte(st$max_requests_1s, 1L)
   expect_identical(st$last_body$model, "gpt-6-luna")
   expect_false(grepl(key, jsonlite::toJSON(st$last_body), fixed = TRUE))
@@ -356,15 +361,8 @@ test_that("one program serves A, B and C; the counters cover all three", {
   fake_post(fp$url_c, fake_body_c(seed = 1L))
   fake_post(fp$url_c, fake_body_c(), key = NULL)
   st <- fp$stats()
-  expect_identical(st$requests_total, 6L)
-  expect_identical(st$valid, 3L)
-  expect_identical(st$invalid, 2L)
-  expect_identical(st$unauthorized, 1L)
-  expect_identical(st$answered, 3L)
-  expect_identical(st$by_status[["200"]], 3L)
-  expect_identical(st$by_status[["400"]], 1L)
-  expect_identical(st$by_status[["422"]], 1L)
-  expect_identical(st$by_status[["401"]], 1L)
+  expect_counters(st, total = 6L, valid = 3L, invalid = 2L, unauthorized = 1L, answered = 3L,
+    by_status = c("200" = 3L, "400" = 1L, "422" = 1L, "401" = 1L))
   expect_identical(st$by_protocol$openai$answered, 1L)
   b <- st$by_protocol$anthropic
   expect_identical(c(b$requests_total, b$valid, b$invalid, b$answered), c(2L, 1L, 1L, 1L))

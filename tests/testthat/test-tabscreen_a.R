@@ -3,20 +3,11 @@
 answer_cols <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
   "top_p", "decision_llm", "decision_binary", "prompt_tokens", "completion_tokens", "submodel",
   "run_time", "run_date", "n")
-user_cols <- c("author", "eppi_id", "human_code")
 
 test_that("a run with every argument at its default succeeds", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-defaults")
-  fake <- local_fake_provider()
-  recs <- filges2015_dat[c(1, 2, 181), ]
-  expect_message(
-    res <- tabscreen_a.tools(recs, prompt = test_prompt, title = title, abstract = abstract, api_url = fake$url),
-    "reasoning_effort"
-  )
-  expect_s3_class(res, "llm")
-  expect_equal(nrow(res$answer_data), 3)
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-defaults")
+  expect_message(res <- expect_default_run(fake, "tabscreen_a.tools", fake$url), "reasoning_effort")
   expect_equal(res$answer_data$studyid, 1:3) # generated, although data has a column studyid
-  expect_null(res$error_data)
   expect_null(res$answer_data_aggregated)
   body <- request_bodies(fake)[[1]]
   expect_equal(body$model, "gpt-6-luna")
@@ -24,22 +15,16 @@ test_that("a run with every argument at its default succeeds", {
   expect_equal(body$verbosity, "low")
   expect_equal(body$top_p, 1)
   expect_equal(body$messages[[1]]$role, "user")
-  expect_equal(fake$stats()$requests_total, 3)
 })
 
 test_that("the components have exactly the spec's columns and classes", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-columns")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-columns")
   res <- screen_a(fake)
-  ad <- expect_components(res, user_cols, answer_cols, c("integer", "character", "character", "integer", "character", "character",
-    "double", "character", "double", "character", "integer", "integer", "integer", "character",
-    "double", "character", "integer"))
-  expect_equal(ad$studyid, test_records()$studyid)
+  ad <- expect_components(res, user_cols, answer_cols)
   expect_equal(ad$title, test_records()$title)
   expect_equal(ad$abstract, test_records()$abstract) # the user's text, NA included
   expect_equal(ad$human_code, test_records()$human_code)
-  expect_true(all(ad$decision_llm %in% c("1", "0", "1.1")))
-  expect_equal(ad$decision_binary, as.integer(ad$decision_llm %in% c("1", "1.1")))
+  expect_decisions_coded(ad)
   expect_true(all(ad$n == 1L))
   expect_true(all(ad$iterations == 1))
   expect_true(all(ad$prompt == test_prompt))
@@ -52,11 +37,10 @@ test_that("the components have exactly the spec's columns and classes", {
   expect_s3_class(pd, "tbl_df")
   expect_named(pd, c("prompt", "model", "iterations", "input_price_dollar", "output_price_dollar", "total_price_dollar"))
   expect_equal(unname(vapply(pd, typeof, character(1))), c("character", "character", "integer", "double", "double", "double"))
-  expect_equal(pd$total_price_dollar, pd$input_price_dollar + pd$output_price_dollar)
+  # exact prices, nothing rounded: cached input is priced at its own rate
+  expect_price_adds_up(pd, ad, 0.5)
   expect_type(res$price_dollar, "double")
   expect_equal(res$price_dollar, sum(pd$total_price_dollar))
-  # exact prices, nothing rounded: cached input is priced at its own rate
-  expect_equal(pd$output_price_dollar, sum(ad$completion_tokens) * 0.5 / 1e6)
   expect_true(pd$input_price_dollar <= sum(ad$prompt_tokens) * 0.1 / 1e6)
   expect_type(res$run_date, "character")
 
@@ -69,30 +53,19 @@ test_that("the components have exactly the spec's columns and classes", {
 })
 
 test_that("time_info and token_info drop their columns and the price", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-columns")
-  fake <- local_fake_provider()
-  res <- screen_a(fake, time_info = FALSE, token_info = FALSE)
-  expect_named(res, c("answer_data", "run_date"))
-  expect_named(res$answer_data, c(user_cols, setdiff(answer_cols, c("run_time", "prompt_tokens", "completion_tokens"))))
+  expect_time_token_dropped(screen_a, "PROVIDER_A_API_KEY", "sk-test-columns", user_cols, answer_cols)
 })
 
 test_that("blank titles and abstracts reach the model as 'No information' with one message", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-blank")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-blank")
   recs <- test_records()
   recs$abstract[2] <- "   \n "
   recs$title[3] <- NA
   expect_true(is.na(recs$abstract[6])) # missing abstracts of the data itself
   expect_true(is.na(recs$abstract[8]))
-  msgs <- character()
-  res <- withCallingHandlers(
-    screen_a(fake, data = recs, messages = TRUE),
-    message = function(m) {
-      msgs <<- c(msgs, conditionMessage(m))
-      invokeRestart("muffleMessage")
-    }
-  )
-  blank <- grep("No information", msgs, value = TRUE)
+  out <- collect_messages(screen_a(fake, data = recs, messages = TRUE))
+  res <- out$value
+  blank <- grep("No information", out$messages, value = TRUE)
   expect_length(blank, 1)
   expect_match(blank, "4 records")
   ad <- res$answer_data
@@ -106,8 +79,7 @@ test_that("blank titles and abstracts reach the model as 'No information' with o
 })
 
 test_that("studyid keeps the user's values and type, and columns may be named by strings", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-ids")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-ids")
   recs <- test_records()
   names(recs)[names(recs) == "title"] <- "TI"
   res <- tabscreen_a.tools(recs, test_prompt, studyid = eppi_id, title = "TI", abstract = abstract,
@@ -125,8 +97,7 @@ test_that("studyid keeps the user's values and type, and columns may be named by
 })
 
 test_that("prompts x models x top_p x reps give one row per job, in order", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-grid")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-grid")
   prompts <- c(test_prompt, "Is this a randomised trial?")
   res <- screen_a(fake, prompt = prompts, model = c("gpt-6-luna", "gpt-4o-mini"), reps = c(3, 2),
     top_p = c(1, 0.5), incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.3)
@@ -138,9 +109,7 @@ test_that("prompts x models x top_p x reps give one row per job, in order", {
   expect_equal(ad$iterations[ad$model == "gpt-4o-mini"][1], 2)
   expect_equal(sort(unique(ad$n[ad$model == "gpt-6-luna"])), 1:3)
   expect_equal(ad$prompt, prompts[ad$promptid])
-  expected_order <- order(ad$promptid, match(ad$model, c("gpt-6-luna", "gpt-4o-mini")),
-    match(ad$top_p, c(1, 0.5)), match(ad$studyid, test_records()$studyid), ad$n)
-  expect_equal(expected_order, seq_len(nrow(ad)))
+  expect_job_order(ad, c("gpt-6-luna", "gpt-4o-mini"))
   # gpt-4o-mini: no reasoning field; gpt-6-luna: "none"
   bodies <- request_bodies(fake)
   for (b in bodies) {
@@ -151,7 +120,7 @@ test_that("prompts x models x top_p x reps give one row per job, in order", {
       expect_equal(b$reasoning_effort, "none")
     }
   }
-  expect_setequal(unique(vapply(bodies, function(b) b$top_p, numeric(1))), c(1, 0.5))
+  expect_setequal(sent_values(bodies, "top_p"), c(1, 0.5))
 
   agg <- res$answer_data_aggregated
   expect_identical(class(agg), c("llm_agg_tbl", "tbl_df", "tbl", "data.frame"))
@@ -169,15 +138,12 @@ test_that("prompts x models x top_p x reps give one row per job, in order", {
   expect_true(all(agg$final_decision_llm %in% c("Include", "Check", "Exclude")))
   expect_equal(agg$final_decision_llm_num, as.integer(agg$final_decision_llm != "Exclude"))
   # incl_p recomputed from the answers
-  key <- paste(ad$studyid, ad$promptid, ad$model, ad$top_p)
-  incl <- tapply(ad$decision_binary, key, mean)
-  expect_equal(as.vector(incl[paste(agg$studyid, agg$promptid, agg$model, agg$top_p)]), agg$incl_p)
+  expect_group_means(ad, agg, "decision_binary", "incl_p")
   expect_equal(nrow(res$price_data), 2 * 2)
 })
 
 test_that("decision_description adds the description and the longest answer", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-dd")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-dd")
   res <- screen_a(fake, reps = 3, decision_description = TRUE)
   expect_equal(names(res$answer_data)[match("decision_llm", names(res$answer_data)) + 1], "detailed_description")
   expect_type(res$answer_data$detailed_description, "character")
@@ -189,8 +155,7 @@ test_that("decision_description adds the description and the longest answer", {
 })
 
 test_that("overinclusive = FALSE allows only 1 and 0", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-binary")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-binary")
   res <- screen_a(fake, overinclusive = FALSE, reps = 2)
   expect_true(all(res$answer_data$decision_llm %in% c("1", "0")))
   enum <- request_bodies(fake)[[1]]$tools[[1]]$`function`$parameters$properties$decision_llm$enum
@@ -198,13 +163,8 @@ test_that("overinclusive = FALSE allows only 1 and 0", {
 })
 
 test_that("custom tools, tool_choice and extra body fields are sent", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tools")
-  fake <- local_fake_provider()
-  tool <- list(type = "function", `function` = list(
-    name = "screening_decision", description = "Record the decision.",
-    parameters = list(type = "object", properties = list(decision_llm = list(type = "string", enum = c("1", "0"))),
-      required = "decision_llm", additionalProperties = FALSE)
-  ))
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-tools")
+  tool <- decision_tool()
   res <- screen_a(fake, tools = list(tool), tool_choice = "screening_decision", temperature = 0)
   expect_true(all(res$answer_data$decision_llm %in% c("1", "0")))
   body <- request_bodies(fake)[[1]]
@@ -221,8 +181,7 @@ test_that("custom tools, tool_choice and extra body fields are sent", {
 })
 
 test_that("custom and user-priced models are sent as given", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-custom")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-custom")
   res <- screen_a(fake, model = "ft:gpt-4o-mini:acme::abc123", custom_model = TRUE)
   expect_true(is.na(res$price_dollar))
   expect_true(is.na(res$price_data$total_price_dollar))
@@ -243,22 +202,16 @@ test_that("custom and user-priced models are sent as given", {
 })
 
 test_that("transient faults are retried", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-retry")
-  fake <- local_fake_provider(retry_after_ms = 10)
-  fake$configure(fail_first_n = list(kind = "500", n = 3))
-  res <- screen_a(fake, backoff = function(attempts) 0.01)
-  expect_null(res$error_data)
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-retry", retry_after_ms = 10)
+  res <- screen_through_faults(fake, screen_a, "500", 3, backoff = function(attempts) 0.01)
   expect_equal(nrow(res$answer_data), nrow(test_records()))
   expect_equal(fake$stats()$by_status[["500"]], 3)
-  fake$configure(fail_first_n = list(kind = "429", n = 2))
-  res <- screen_a(fake)
-  expect_null(res$error_data)
+  screen_through_faults(fake, screen_a, "429", 2)
   expect_equal(fake$stats()$by_status[["429"]], 2)
 })
 
 test_that("failures land in error_data and screen_errors() recovers them", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-errors")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-errors")
   recs <- test_records()
   fake$configure(fail_matching = list(list(substring = recs$title[2], kind = "500"),
     list(substring = recs$title[6], kind = "bad_enum")))
@@ -315,10 +268,9 @@ test_that("failures land in error_data and screen_errors() recovers them", {
 })
 
 test_that("requests that fail again stay in error_data", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-errors")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-errors")
   recs <- test_records()
-  fake$configure(fail_matching = list(list(substring = recs$title[1], kind = "500")))
+  fail_record(fake, 1)
   res <- screen_a(fake, max_tries = 1)
   res2 <- screen_errors(res, max_tries = 1, messages = FALSE)
   expect_equal(nrow(res2$error_data), 1)
@@ -328,41 +280,27 @@ test_that("requests that fail again stay in error_data", {
 })
 
 test_that("the key never appears in the result or its print", {
-  key <- "sk-test-SECRET-a1b2c3d4e5f6"
-  withr::local_envvar(PROVIDER_A_API_KEY = key)
-  fake <- local_fake_provider()
-  fake$configure(fail_matching = list(list(substring = test_records()$title[1], kind = "500")))
-  res <- screen_a(fake, reps = 2, max_tries = 1)
-  expect_false(is.null(res$error_data))
-  expect_key_nowhere(res, key)
   # an explicit key is not stored either
-  res3 <- screen_a(fake, api_key = "sk-explicit-KEY-zz99", max_tries = 1)
-  expect_false(length(grepRaw("sk-explicit-KEY-zz99", serialize(res3, NULL), fixed = TRUE)) > 0)
+  expect_key_never_shown(screen_a, "PROVIDER_A_API_KEY", "sk-test-SECRET-a1b2c3d4e5f6",
+    explicit_key = "sk-explicit-KEY-zz99")
 })
 
 test_that("an exhausted quota or a refused key stops the run with the partial result", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-quota")
-  fake <- local_fake_provider()
-  fake$configure(fail_matching = list(list(substring = test_records()$title[3], kind = "quota")))
-  cnd <- expect_error(screen_a(fake), class = "tabscreen_error_quota")
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-quota")
+  cnd <- expect_quota_stop(fake, screen_a)
   expect_s3_class(cnd, "tabscreen_error")
-  expect_s3_class(cnd$result, "llm")
   expect_false(is.null(cnd$result$error_data))
   expect_equal(nrow(cnd$result$answer_data) + nrow(cnd$result$error_data), nrow(test_records()))
   kept <- nrow(cnd$result$answer_data)
 
   # The same call resumes the stopped run from the answer store: the answers paid for stay, and
-  # the refused key fails every request still to send.
-  fake$configure(fail_matching = list(), invalid_keys = "sk-test-revoked")
+  # the refused key (now in the variable) fails every request still to send.
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-revoked")
-  cnd <- expect_error(screen_a(fake), class = "tabscreen_error_auth")
+  cnd <- expect_resume_refused(fake, screen_a, "sk-test-revoked", kept)
   expect_s3_class(cnd$result, "llm")
-  expect_equal(nrow(cnd$result$answer_data), kept)
-  expect_equal(nrow(cnd$result$error_data), nrow(test_records()) - kept)
   expect_no_error(capture.output(capture.output(print(cnd$result)), type = "message"))
   # with a good key the run is finished
-  done <- screen_errors(cnd$result, api_key = "sk-test-good", messages = FALSE)
-  expect_null(done$error_data)
+  done <- finish_with_key(cnd, "sk-test-good")
   expect_equal(nrow(done$answer_data), nrow(test_records()))
 })
 
@@ -383,8 +321,7 @@ test_that("an interrupted run signals tabscreen_interrupted with the partial res
 })
 
 test_that("print methods summarise and return the object invisibly", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-print")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-print")
   res <- screen_a(fake, reps = 2)
   printed <- function(x) {
     out <- NULL
@@ -417,21 +354,16 @@ test_that("print methods summarise and return the object invisibly", {
 })
 
 test_that("rate_limits_per_minute() reads the rate-limit headers", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-limits")
-  fake <- local_fake_provider(rpm = 600, tpm = 200000)
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-limits", rpm = 600, tpm = 200000)
   lim <- rate_limits_per_minute(c("gpt-6-luna", "gpt-4o-mini"), api_url = fake$url)
   expect_s3_class(lim, "tbl_df")
-  expect_named(lim, c("model", "requests_per_minute", "tokens_per_minute", "remaining_requests",
-    "remaining_tokens", "reset_requests", "reset_tokens"))
+  expect_rate_limits_read(lim)
   expect_equal(lim$model, c("gpt-6-luna", "gpt-4o-mini"))
-  expect_equal(lim$requests_per_minute, c(600, 600))
-  expect_equal(lim$tokens_per_minute, c(200000, 200000))
   bodies <- request_bodies(fake)
   expect_equal(bodies[[1]]$reasoning_effort, "none")
   expect_null(bodies[[2]]$reasoning_effort)
   expect_error(rate_limits_per_minute(AI_tool = "d", api_url = fake$url), class = "tabscreen_error_ai_tool")
   fake$configure(invalid_keys = "sk-bad")
   expect_error(rate_limits_per_minute(api_key = "sk-bad", api_url = fake$url), class = "tabscreen_error_auth")
-  withr::local_envvar(PROVIDER_A_API_KEY = NA)
-  expect_error(rate_limits_per_minute(api_url = fake$url), class = "tabscreen_error_api_key")
+  expect_rate_limits_need_key("PROVIDER_A_API_KEY", api_url = fake$url)
 })

@@ -3,16 +3,10 @@
 
 answer_cols_b <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
   "decision_llm", "decision_binary", "prompt_tokens", "completion_tokens", "submodel", "run_time", "run_date", "n")
-user_cols_b <- c("author", "eppi_id", "human_code")
 
 test_that("a run with every argument at its default succeeds", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-defaults")
-  fake <- local_fake_provider()
-  recs <- filges2015_dat[c(1, 2, 181), ]
-  res <- tabscreen_b(recs, prompt = test_prompt, title = title, abstract = abstract, api_url = fake$url_b)
-  expect_s3_class(res, "llm")
-  expect_equal(nrow(res$answer_data), 3)
-  expect_null(res$error_data)
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-defaults")
+  res <- expect_default_run(fake, "tabscreen_b", fake$url_b)
   expect_null(res$answer_data_aggregated)
   req <- fake$requests()[[1]]
   expect_equal(req$path, "/v1/messages")
@@ -30,20 +24,14 @@ test_that("a run with every argument at its default succeeds", {
   expect_equal(body$messages[[1]]$role, "user")
   expect_null(body$system)
   for (field in c("top_p", "temperature", "seed", "random_seed")) expect_null(body[[field]])
-  expect_equal(fake$stats()$requests_total, 3)
 })
 
 test_that("the components have exactly the spec's columns and classes", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-columns")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-columns")
   res <- screen_b(fake)
-  ad <- expect_components(res, user_cols_b, answer_cols_b, c("integer", "character", "character", "integer", "character", "character",
-    "double", "character", "character", "integer", "integer", "integer", "character",
-    "double", "character", "integer"))
-  expect_equal(ad$studyid, test_records()$studyid)
+  ad <- expect_components(res, user_cols, answer_cols_b)
   expect_equal(ad$abstract, test_records()$abstract)
-  expect_true(all(ad$decision_llm %in% c("1", "0", "1.1")))
-  expect_equal(ad$decision_binary, as.integer(ad$decision_llm %in% c("1", "1.1")))
+  expect_decisions_coded(ad)
   expect_true(all(ad$model == "claude-haiku-5-5"))
   expect_true(all(nzchar(ad$submodel)))
   expect_true(all(grepl(test_prompt, ad$question, fixed = TRUE)))
@@ -51,9 +39,8 @@ test_that("the components have exactly the spec's columns and classes", {
 
   pd <- res$price_data
   expect_named(pd, c("prompt", "model", "iterations", "input_price_dollar", "output_price_dollar", "total_price_dollar"))
-  expect_equal(pd$total_price_dollar, pd$input_price_dollar + pd$output_price_dollar)
+  expect_price_adds_up(pd, ad, 0.5)
   expect_equal(res$price_dollar, sum(pd$total_price_dollar))
-  expect_equal(pd$output_price_dollar, sum(ad$completion_tokens) * 0.5 / 1e6)
   expect_true(pd$input_price_dollar > 0)
 
   args <- attr(res, "arg_list")
@@ -74,16 +61,11 @@ test_that("the components have exactly the spec's columns and classes", {
 })
 
 test_that("time_info and token_info drop their columns and the price", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-columns")
-  fake <- local_fake_provider()
-  res <- screen_b(fake, time_info = FALSE, token_info = FALSE)
-  expect_named(res, c("answer_data", "run_date"))
-  expect_named(res$answer_data, c(user_cols_b, setdiff(answer_cols_b, c("run_time", "prompt_tokens", "completion_tokens"))))
+  expect_time_token_dropped(screen_b, "PROVIDER_B_API_KEY", "sk-ant-test-columns", user_cols, answer_cols_b)
 })
 
 test_that("confidence is asked after the decision and aggregated into mean_confidence", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-confidence")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-confidence")
   res <- screen_b(fake, reps = 3, confidence = TRUE, decision_description = TRUE,
     incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.2)
   body <- request_bodies(fake)[[1]]
@@ -94,15 +76,13 @@ test_that("confidence is asked after the decision and aggregated into mean_confi
   expect_true(all(ad$confidence >= 0 & ad$confidence <= 100))
   expect_equal(ad$confidence, round(ad$confidence))
   agg <- res$answer_data_aggregated
-  expect_named(agg, c(user_cols_b, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+  expect_named(agg, c(user_cols, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
     "incl_p", "final_decision_llm", "final_decision_llm_num", "longest_answer", "mean_confidence", "reps",
     "n_mis_answers", "submodel"))
   expect_equal(nrow(agg), nrow(test_records()))
   expect_equal(agg$reps, rep(3L, nrow(agg)))
-  mean_conf <- tapply(ad$confidence, ad$studyid, mean)
-  expect_equal(as.vector(mean_conf[as.character(agg$studyid)]), agg$mean_confidence)
-  incl <- tapply(ad$decision_binary, ad$studyid, mean)
-  expect_equal(as.vector(incl[as.character(agg$studyid)]), agg$incl_p)
+  expect_group_means(ad, agg, "confidence", "mean_confidence", by = "studyid")
+  expect_group_means(ad, agg, "decision_binary", "incl_p", by = "studyid")
   expect_equal(attr(agg, "incl_cutoff_upper"), 0.5)
   expect_true(all(agg$final_decision_llm %in% c("Include", "Check", "Exclude")))
 
@@ -114,8 +94,7 @@ test_that("confidence is asked after the decision and aggregated into mean_confi
 })
 
 test_that("mean_confidence is the mean over the answered repetitions", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-confidence")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-confidence")
   recs <- test_records()
   fake$configure(fail_matching = list(list(substring = recs$title[1], kind = "500", n = 2)))
   res <- screen_b(fake, reps = 4, confidence = TRUE, max_tries = 1)
@@ -128,8 +107,7 @@ test_that("mean_confidence is the mean over the answered repetitions", {
 })
 
 test_that("custom tools in provider B's format are offered, and confidence is ignored with a message", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-tools")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-tools")
   tool <- list(name = "screening_decision", description = "Record the decision.",
     input_schema = list(type = "object", properties = list(decision_llm = list(type = "string", enum = c("1", "0"))),
       required = "decision_llm"))
@@ -151,8 +129,7 @@ test_that("custom tools in provider B's format are offered, and confidence is ig
 })
 
 test_that("each model gets the request that yields one tool call", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-models")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-models")
   models <- c("claude-haiku-5-5", "claude-opus-5-5", "claude-haiku-4-5", "claude-sonnet-5")
   out <- collect_messages(screen_b(fake, model = models, messages = TRUE))
   expect_length(grep("claude-opus-5-5", out$messages, fixed = TRUE), 1)
@@ -251,8 +228,7 @@ test_that("model_settings_b() follows each model's rules", {
 })
 
 test_that("sampling parameters pass only for models that take them", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-sampling")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-sampling")
   res <- screen_b(fake, model = "claude-haiku-4-5", temperature = 0, data = test_records()[1:2, ])
   expect_equal(request_bodies(fake)[[1]]$temperature, 0)
   expect_arg_error(screen_b(fake, temperature = 0), "tabscreen_error_model_sampling", fun = "tabscreen_b")
@@ -263,90 +239,71 @@ test_that("sampling parameters pass only for models that take them", {
 })
 
 test_that("overloaded (529), rate limits and server errors are retried", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-retry")
-  fake <- local_fake_provider(retry_after_ms = 10)
-  fake$configure(fail_first_n = list(kind = "529", n = 2))
-  res <- screen_b(fake, data = test_records()[1:3, ], backoff = function(attempts) 0.01)
-  expect_null(res$error_data)
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-retry", retry_after_ms = 10)
+  three <- test_records()[1:3, ]
+  res <- screen_through_faults(fake, screen_b, "529", 2, data = three, backoff = function(attempts) 0.01)
   expect_equal(nrow(res$answer_data), 3)
   expect_equal(fake$stats()$by_status[["529"]], 2)
-  fake$configure(fail_first_n = list(kind = "500", n = 2))
-  res <- screen_b(fake, data = test_records()[1:3, ], backoff = function(attempts) 0.01)
-  expect_null(res$error_data)
+  screen_through_faults(fake, screen_b, "500", 2, data = three, backoff = function(attempts) 0.01)
   expect_equal(fake$stats()$by_status[["500"]], 2)
-  fake$configure(fail_first_n = list(kind = "429", n = 1))
-  res <- screen_b(fake, data = test_records()[1:3, ])
-  expect_null(res$error_data)
+  screen_through_faults(fake, screen_b, "429", 1, data = three)
   # a model that is not forced and answers without the call is asked again
-  fake$configure(fail_first_n = list(kind = "no_tool", n = 1))
-  res <- screen_b(fake, data = test_records()[1:2, ], model = "claude-opus-5-5")
-  expect_null(res$error_data)
+  res <- screen_through_faults(fake, screen_b, "no_tool", 1, data = test_records()[1:2, ], model = "claude-opus-5-5")
   expect_equal(nrow(res$answer_data), 2)
 })
 
 test_that("the transient rule agrees with the engine on provider B's responses", {
-  b_error <- function(status, type, headers = list()) {
-    httr2::response(status_code = status, headers = c(list("content-type" = "application/json"), headers),
-      body = charToRaw(sprintf('{"type":"error","error":{"type":"%s","message":"m"},"request_id":"req_1"}', type)))
+  # Provider B's error body, of error type `type`, with a retry-after header unless it is NA.
+  b_error <- function(status, type, retry_after) {
+    headers <- if (is.na(retry_after)) list() else list("retry-after" = retry_after)
+    json_response(status, sprintf('{"type":"error","error":{"type":"%s","message":"m"},"request_id":"req_1"}', type),
+      headers)
   }
-  cases <- list(
-    list(b_error(529, "overloaded_error", list("retry-after" = "1")), TRUE),
-    list(b_error(529, "overloaded_error"), TRUE),
-    list(b_error(429, "rate_limit_error", list("retry-after" = "3")), TRUE),
-    list(b_error(500, "api_error"), TRUE),
-    list(b_error(504, "timeout_error"), TRUE),
-    list(b_error(400, "invalid_request_error"), FALSE),
-    list(b_error(401, "authentication_error"), FALSE),
-    list(b_error(402, "billing_error"), FALSE),
-    list(b_error(403, "permission_error"), FALSE),
-    list(b_error(404, "not_found_error"), FALSE),
-    list(b_error(413, "request_too_large"), FALSE),
-    # the spend cap (a 429 without retry-after) stops the run in provider B's adapter, not in the
-    # shared rule
-    list(b_error(429, "rate_limit_error"), TRUE)
+  # the spend cap (the last row: a 429 without retry-after) stops the run in provider B's adapter,
+  # not in the shared rule
+  cases <- tibble::tribble(
+    ~status, ~type,                   ~retry_after, ~transient,
+    529,     "overloaded_error",      "1",          TRUE,
+    529,     "overloaded_error",      NA,           TRUE,
+    429,     "rate_limit_error",      "3",          TRUE,
+    500,     "api_error",             NA,           TRUE,
+    504,     "timeout_error",         NA,           TRUE,
+    400,     "invalid_request_error", NA,           FALSE,
+    401,     "authentication_error",  NA,           FALSE,
+    402,     "billing_error",         NA,           FALSE,
+    403,     "permission_error",      NA,           FALSE,
+    404,     "not_found_error",       NA,           FALSE,
+    413,     "request_too_large",     NA,           FALSE,
+    429,     "rate_limit_error",      NA,           TRUE
   )
-  for (case in cases) {
-    resp <- case[[1]]
-    info <- paste(resp$status_code, rawToChar(resp$body))
-    expect_identical(llm_is_transient(resp), case[[2]], info = info)
-    expect_identical(tabscreen:::go_is_transient(resp), case[[2]], info = info)
+  for (i in seq_len(nrow(cases))) {
+    expect_transient(b_error(cases$status[i], cases$type[i], cases$retry_after[i]), cases$transient[i], engine = TRUE)
   }
 })
 
 test_that("a spend limit or a refused key stops the run with the partial result", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-quota")
-  fake <- local_fake_provider()
-  fake$configure(fail_matching = list(list(substring = test_records()$title[3], kind = "quota")))
-  cnd <- expect_error(screen_b(fake), class = "tabscreen_error_quota")
-  expect_s3_class(cnd$result, "llm")
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-quota")
+  cnd <- expect_quota_stop(fake, screen_b)
   expect_equal(nrow(cnd$result$answer_data) + nrow(cnd$result$error_data), nrow(test_records()))
   kept <- nrow(cnd$result$answer_data)
 
   # The same call resumes the stopped run: stored answers stay, the rest fail on the refused key.
-  fake$configure(fail_matching = list(), invalid_keys = "sk-ant-revoked")
-  cnd <- expect_error(screen_b(fake, api_key = "sk-ant-revoked"), class = "tabscreen_error_auth")
-  expect_equal(nrow(cnd$result$answer_data), kept)
-  expect_equal(nrow(cnd$result$error_data), nrow(test_records()) - kept)
-  done <- screen_errors(cnd$result, api_key = "sk-ant-good", messages = FALSE)
-  expect_null(done$error_data)
+  cnd <- expect_resume_refused(fake, screen_b, "sk-ant-revoked", kept, api_key = "sk-ant-revoked")
+  done <- finish_with_key(cnd, "sk-ant-good")
   expect_equal(nrow(done$answer_data), nrow(test_records()))
 })
 
 test_that("failures land in error_data and screen_errors() re-sends them to provider B", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-errors")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-errors")
   recs <- test_records()
-  fake$configure(fail_matching = list(list(substring = recs$title[2], kind = "500")))
+  fail_record(fake, 2)
   res <- screen_b(fake, reps = 2, max_tries = 1, confidence = TRUE, max_tokens = 512, reasoning_effort = "low")
   ed <- res$error_data
   expect_named(ed, names(res$answer_data))
   expect_false("top_p" %in% names(ed))
   expect_equal(nrow(ed), 2)
   expect_true(all(ed$studyid == recs$studyid[2]))
-  fake$configure(fail_matching = list())
-  fake$reset()
-  fixed <- screen_errors(res, messages = FALSE)
-  expect_null(fixed$error_data)
+  fixed <- resend_failed(fake, res)
   expect_equal(nrow(fixed$answer_data), nrow(recs) * 2)
   expect_named(fixed$answer_data, names(res$answer_data))
   expect_false(anyNA(fixed$answer_data$confidence))
@@ -369,8 +326,7 @@ test_that("failures land in error_data and screen_errors() re-sends them to prov
 })
 
 test_that("bad inputs are classed errors and no request reaches the provider", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-check-args")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-check-args")
   tool_a <- list(type = "function", `function` = list(name = "decide", parameters = list(type = "object")))
   e <- function(object, class) expect_arg_error(object, class, fun = "tabscreen_b")
 
@@ -397,10 +353,7 @@ test_that("bad inputs are classed errors and no request reaches the provider", {
   e(screen_b(fake, seed_par = 1.5), "tabscreen_error_seed_par")
   e(screen_b(fake, backoff = 2), "tabscreen_error_callback")
   e(screen_b(fake, reps = 2, incl_cutoff_upper = 2), "tabscreen_error_cutoff")
-  for (flag in c("time_info", "token_info", "progress", "decision_description", "messages", "force",
-    "custom_model", "overinclusive", "confidence")) {
-    e(do.call(screen_b, c(list(fake), stats::setNames(list("yes"), flag))), "tabscreen_error_arg_flag")
-  }
+  expect_flags_checked(fake, screen_b, "tabscreen_b", "yes")
   # no top_p and no tool_choice argument: in `...` they are refused
   e(screen_b(fake, tool_choice = "auto"), "tabscreen_error_dots")
   e(screen_b(fake, thinking = list(type = "adaptive")), "tabscreen_error_dots")
@@ -417,16 +370,11 @@ test_that("bad inputs are classed errors and no request reaches the provider", {
   expect_equal(fake$stats()$requests_total, 0)
 
   # a missing key is reported after every other argument
-  withr::local_envvar(PROVIDER_B_API_KEY = NA)
-  cnd <- expect_arg_error(screen_b(fake), "tabscreen_error_api_key", arg = FALSE, fun = "tabscreen_b")
-  expect_match(conditionMessage(cnd), "PROVIDER_B_API_KEY", fixed = TRUE)
-  e(screen_b(fake, reps = 11), "tabscreen_error_force")
-  expect_equal(fake$stats()$requests_total, 0)
+  expect_key_checked_last(fake, screen_b, "tabscreen_b", "PROVIDER_B_API_KEY", list(reps = 11), "tabscreen_error_force")
 })
 
 test_that("the price guard lets a screening under 15 USD through and force overrides the limits", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-force")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-force")
   res <- screen_b(fake, data = test_records()[1:2, ], reps = 11, force = TRUE)
   expect_equal(nrow(res$answer_data), 22)
   models <- tabscreen:::lookup_models("claude-fable-5-1", "b", FALSE)
@@ -438,8 +386,7 @@ test_that("the price guard lets a screening under 15 USD through and force overr
 })
 
 test_that("api_url may be the base URL or the full Messages URL; seed_par is not sent", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-url")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-url")
   res <- screen_b(fake, api_url = paste0(fake$url_b, "/v1/messages"), seed_par = 11, data = test_records()[1:2, ])
   expect_null(res$error_data)
   expect_equal(unique(vapply(fake$requests(), function(r) r$path, "")), "/v1/messages")
@@ -450,20 +397,12 @@ test_that("api_url may be the base URL or the full Messages URL; seed_par is not
 })
 
 test_that("the key never appears in the result or its print", {
-  key <- "sk-ant-SECRET-b1b2b3b4b5"
-  withr::local_envvar(PROVIDER_B_API_KEY = key)
-  fake <- local_fake_provider()
-  fake$configure(fail_matching = list(list(substring = test_records()$title[1], kind = "500")))
-  res <- screen_b(fake, reps = 2, max_tries = 1, confidence = TRUE)
-  expect_false(is.null(res$error_data))
-  expect_key_nowhere(res, key)
-  res3 <- screen_b(fake, api_key = "sk-ant-explicit-KEY-zz99", max_tries = 1)
-  expect_false(length(grepRaw("sk-ant-explicit-KEY-zz99", serialize(res3, NULL), fixed = TRUE)) > 0)
+  expect_key_never_shown(screen_b, "PROVIDER_B_API_KEY", "sk-ant-SECRET-b1b2b3b4b5",
+    explicit_key = "sk-ant-explicit-KEY-zz99", confidence = TRUE)
 })
 
 test_that("print shows provider B", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-print")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-print")
   res <- screen_b(fake, reps = 2, confidence = TRUE)
   text <- c(capture.output(out <- capture.output(print(res)), type = "message"), out)
   expect_true(any(grepl("provider B", text)))
@@ -471,14 +410,10 @@ test_that("print shows provider B", {
 })
 
 test_that("rate_limits_per_minute() reads provider B's headers", {
-  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-limits")
-  fake <- local_fake_provider(rpm = 600, tpm = 200000)
+  fake <- local_keyed_fake("PROVIDER_B_API_KEY", "sk-ant-test-limits", rpm = 600, tpm = 200000)
   lim <- rate_limits_per_minute(c("claude-haiku-5-5", "claude-opus-5-5"), AI_tool = "b", api_url = fake$url_b)
   expect_s3_class(lim, "tbl_df")
-  expect_named(lim, c("model", "requests_per_minute", "tokens_per_minute", "remaining_requests",
-    "remaining_tokens", "reset_requests", "reset_tokens"))
-  expect_equal(lim$requests_per_minute, c(600, 600))
-  expect_equal(lim$tokens_per_minute, c(200000, 200000))
+  expect_rate_limits_read(lim)
   expect_true(all(lim$remaining_requests <= 600))
   expect_false(anyNA(as.POSIXct(lim$reset_requests, format = "%Y-%m-%dT%H:%M:%S", tz = "UTC")))
   req <- fake$requests()[[1]]
@@ -493,6 +428,5 @@ test_that("rate_limits_per_minute() reads provider B's headers", {
     class = "tabscreen_error_auth")
   fake$configure(invalid_keys = list(), fail_first_n = list(kind = "quota", n = 1))
   expect_error(rate_limits_per_minute(AI_tool = "b", api_url = fake$url_b), class = "tabscreen_error_quota")
-  withr::local_envvar(PROVIDER_B_API_KEY = NA)
-  expect_error(rate_limits_per_minute(AI_tool = "b", api_url = fake$url_b), class = "tabscreen_error_api_key")
+  expect_rate_limits_need_key("PROVIDER_B_API_KEY", AI_tool = "b", api_url = fake$url_b)
 })

@@ -4,16 +4,10 @@
 answer_cols_c <- c("studyid", "title", "abstract", "promptid", "prompt", "model", "iterations", "question",
   "top_p", "decision_llm", "decision_binary", "prompt_tokens", "completion_tokens", "submodel", "run_time",
   "run_date", "n")
-user_cols_c <- c("author", "eppi_id", "human_code")
 
 test_that("a run with every argument at its default succeeds", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-defaults")
-  fake <- local_fake_provider()
-  recs <- filges2015_dat[c(1, 2, 181), ]
-  res <- tabscreen_c(recs, prompt = test_prompt, title = title, abstract = abstract, api_url = fake$url_c)
-  expect_s3_class(res, "llm")
-  expect_equal(nrow(res$answer_data), 3)
-  expect_null(res$error_data)
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-defaults")
+  res <- expect_default_run(fake, "tabscreen_c", fake$url_c)
   req <- fake$requests()[[1]]
   expect_match(req$path, "/chat/completions$")
   expect_match(unlist(req$headers[["Authorization"]]), "redacted")
@@ -25,23 +19,16 @@ test_that("a run with every argument at its default succeeds", {
   expect_equal(body$tool_choice$`function`$name, body$tools[[1]]$`function`$name)
   expect_equal(body$messages[[length(body$messages)]]$role, "user")
   for (field in c("seed", "random_seed", "verbosity", "max_completion_tokens", "n")) expect_null(body[[field]])
-  expect_equal(fake$stats()$requests_total, 3)
 })
 
 test_that("the components have exactly the spec's columns and classes", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-columns")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-columns")
   res <- screen_c(fake)
-  ad <- expect_components(res, user_cols_c, answer_cols_c, c("integer", "character", "character", "integer", "character", "character",
-    "double", "character", "double", "character", "integer", "integer", "integer", "character",
-    "double", "character", "integer"))
-  expect_equal(ad$studyid, test_records()$studyid)
+  ad <- expect_components(res, user_cols, answer_cols_c)
   expect_true(all(ad$top_p == 1))
-  expect_true(all(ad$decision_llm %in% c("1", "0", "1.1")))
-  expect_equal(ad$decision_binary, as.integer(ad$decision_llm %in% c("1", "1.1")))
+  expect_decisions_coded(ad)
   pd <- res$price_data
-  expect_equal(pd$total_price_dollar, pd$input_price_dollar + pd$output_price_dollar)
-  expect_equal(pd$output_price_dollar, sum(ad$completion_tokens) * 0.60 / 1e6)
+  expect_price_adds_up(pd, ad, 0.60)
   expect_equal(pd$input_price_dollar, sum(ad$prompt_tokens) * 0.15 / 1e6)
   args <- attr(res, "arg_list")
   expect_equal(args$provider, "c")
@@ -52,17 +39,14 @@ test_that("the components have exactly the spec's columns and classes", {
 })
 
 test_that("prompts x models x top_p x reps, confidence and seeds", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-grid")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-grid")
   prompts <- c(test_prompt, "Is this a randomised trial?")
   res <- screen_c(fake, prompt = prompts, model = c("mistral-small-latest", "ministral-8b-latest"), reps = c(3, 2),
     top_p = c(1, 0.5), confidence = TRUE, seed_par = 5, incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.3)
   ad <- res$answer_data
   n_rec <- nrow(test_records())
   expect_equal(nrow(ad), 2 * n_rec * 2 * (3 + 2))
-  expected_order <- order(ad$promptid, match(ad$model, c("mistral-small-latest", "ministral-8b-latest")),
-    match(ad$top_p, c(1, 0.5)), match(ad$studyid, test_records()$studyid), ad$n)
-  expect_equal(expected_order, seq_len(nrow(ad)))
+  expect_job_order(ad, c("mistral-small-latest", "ministral-8b-latest"))
   expect_true(all(ad$confidence >= 0 & ad$confidence <= 100))
   bodies <- request_bodies(fake)
   for (b in bodies) {
@@ -73,24 +57,20 @@ test_that("prompts x models x top_p x reps, confidence and seeds", {
     }
     expect_equal(tool_properties(b), c("decision_llm", "confidence"))
   }
-  expect_setequal(unique(vapply(bodies, function(b) b$top_p, numeric(1))), c(1, 0.5))
-  expect_setequal(unique(vapply(bodies, function(b) b$random_seed, numeric(1))), 5:7)
+  expect_setequal(sent_values(bodies, "top_p"), c(1, 0.5))
+  expect_setequal(sent_values(bodies, "random_seed"), 5:7)
   agg <- res$answer_data_aggregated
-  expect_named(agg, c(user_cols_c, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+  expect_named(agg, c(user_cols, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
     "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num", "mean_confidence", "reps", "n_mis_answers",
     "submodel"))
   expect_equal(nrow(agg), 2 * n_rec * 2 * 2)
-  key <- paste(ad$studyid, ad$promptid, ad$model, ad$top_p)
-  mean_conf <- tapply(ad$confidence, key, mean)
-  expect_equal(as.vector(mean_conf[paste(agg$studyid, agg$promptid, agg$model, agg$top_p)]), agg$mean_confidence)
-  incl <- tapply(ad$decision_binary, key, mean)
-  expect_equal(as.vector(incl[paste(agg$studyid, agg$promptid, agg$model, agg$top_p)]), agg$incl_p)
+  expect_group_means(ad, agg, "confidence", "mean_confidence")
+  expect_group_means(ad, agg, "decision_binary", "incl_p")
   expect_equal(nrow(res$price_data), 2 * 2)
 })
 
 test_that("reasoning_effort goes only to the models that take it", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-reasoning")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-reasoning")
   res <- screen_c(fake, reasoning_effort = "high", data = test_records()[1:2, ])
   expect_equal(request_bodies(fake)[[1]]$reasoning_effort, "high")
   expect_null(res$error_data)
@@ -106,13 +86,8 @@ test_that("reasoning_effort goes only to the models that take it", {
 })
 
 test_that("custom tools with every tool_choice; confidence is ignored with a message", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-tools")
-  fake <- local_fake_provider()
-  tool <- list(type = "function", `function` = list(
-    name = "screening_decision", description = "Record the decision.",
-    parameters = list(type = "object", properties = list(decision_llm = list(type = "string", enum = c("1", "0"))),
-      required = "decision_llm", additionalProperties = FALSE)
-  ))
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-tools")
+  tool <- decision_tool()
   out <- collect_messages(screen_c(fake, tools = list(tool), confidence = TRUE, messages = TRUE,
     data = test_records()[1:2, ]))
   expect_length(grep("confidence = TRUE", out$messages, fixed = TRUE), 1)
@@ -137,50 +112,33 @@ test_that("custom tools with every tool_choice; confidence is ignored with a mes
 })
 
 test_that("faults are retried", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-retry")
-  fake <- local_fake_provider(retry_after_ms = 10)
-  fake$configure(fail_first_n = list(kind = "503", n = 2))
-  res <- screen_c(fake, data = test_records()[1:3, ], backoff = function(attempts) 0.01)
-  expect_null(res$error_data)
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-retry", retry_after_ms = 10)
+  three <- test_records()[1:3, ]
+  screen_through_faults(fake, screen_c, "503", 2, data = three, backoff = function(attempts) 0.01)
   expect_equal(fake$stats()$by_status[["503"]], 2)
-  fake$configure(fail_first_n = list(kind = "429", n = 2))
-  res <- screen_c(fake, data = test_records()[1:3, ])
-  expect_null(res$error_data)
-  fake$configure(fail_first_n = list(kind = "finish_error", n = 2))
-  res <- screen_c(fake, data = test_records()[1:3, ], backoff = function(attempts) 0.01)
-  expect_null(res$error_data)
+  screen_through_faults(fake, screen_c, "429", 2, data = three)
+  res <- screen_through_faults(fake, screen_c, "finish_error", 2, data = three, backoff = function(attempts) 0.01)
   expect_equal(nrow(res$answer_data), 3)
 })
 
 test_that("a workspace without allowance or a refused key stops the run with the partial result", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-quota")
-  fake <- local_fake_provider()
-  fake$configure(fail_matching = list(list(substring = test_records()$title[3], kind = "quota")))
-  cnd <- expect_error(screen_c(fake), class = "tabscreen_error_quota")
-  expect_s3_class(cnd$result, "llm")
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-quota")
+  cnd <- expect_quota_stop(fake, screen_c)
   kept <- nrow(cnd$result$answer_data)
   # The same call resumes the stopped run: stored answers stay, the rest fail on the refused key.
-  fake$configure(fail_matching = list(), invalid_keys = "c-revoked")
-  cnd <- expect_error(screen_c(fake, api_key = "c-revoked"), class = "tabscreen_error_auth")
-  expect_equal(nrow(cnd$result$answer_data), kept)
-  expect_equal(nrow(cnd$result$error_data), nrow(test_records()) - kept)
-  done <- screen_errors(cnd$result, api_key = "c-good", messages = FALSE)
-  expect_null(done$error_data)
+  cnd <- expect_resume_refused(fake, screen_c, "c-revoked", kept, api_key = "c-revoked")
+  finish_with_key(cnd, "c-good")
 })
 
 test_that("failures land in error_data and screen_errors() re-sends them to provider C", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-errors")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-errors")
   recs <- test_records()
-  fake$configure(fail_matching = list(list(substring = recs$title[2], kind = "500")))
+  fail_record(fake, 2)
   res <- screen_c(fake, reps = 2, top_p = c(1, 0.5), max_tries = 1, seed_par = 100, temperature = 0.2)
   ed <- res$error_data
   expect_named(ed, names(res$answer_data))
   expect_equal(nrow(ed), 4)
-  fake$configure(fail_matching = list())
-  fake$reset()
-  fixed <- screen_errors(res, messages = FALSE, max_tokens = 300)
-  expect_null(fixed$error_data)
+  fixed <- resend_failed(fake, res, max_tokens = 300)
   expect_equal(nrow(fixed$answer_data), nrow(recs) * 2 * 2)
   expect_true(all(fixed$answer_data_aggregated$n_mis_answers == 0L))
   reqs <- fake$requests()
@@ -198,8 +156,7 @@ test_that("failures land in error_data and screen_errors() re-sends them to prov
 })
 
 test_that("bad inputs are classed errors and no request reaches the provider", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-check-args")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-check-args")
   e <- function(object, class) expect_arg_error(object, class, fun = "tabscreen_c")
 
   e(screen_c(fake, data = "not a data frame"), "tabscreen_error_data")
@@ -225,10 +182,7 @@ test_that("bad inputs are classed errors and no request reaches the provider", {
   e(screen_c(fake, seed_par = 0.5), "tabscreen_error_seed_par")
   e(screen_c(fake, after = "x"), "tabscreen_error_callback")
   e(screen_c(fake, reps = 2, incl_cutoff_lower = 0.2), "tabscreen_error_cutoff")
-  for (flag in c("time_info", "token_info", "progress", "decision_description", "messages", "force",
-    "custom_model", "overinclusive", "confidence")) {
-    e(do.call(screen_c, c(list(fake), stats::setNames(list(NA), flag))), "tabscreen_error_arg_flag")
-  }
+  expect_flags_checked(fake, screen_c, "tabscreen_c", NA)
   # `...`: only fields of provider C's request, and none the package sets
   for (dots in list(list(max_completion_tokens = 50), list(verbosity = "low"), list(foo = 1),
     list(random_seed = 1), list(n = 2), list(stream = TRUE), list(tool_choice_x = 1))) {
@@ -250,16 +204,11 @@ test_that("bad inputs are classed errors and no request reaches the provider", {
     reps = 10, reasoning_effort = "high"), "tabscreen_error_force")
   expect_equal(fake$stats()$requests_total, 0)
 
-  withr::local_envvar(PROVIDER_C_API_KEY = NA)
-  cnd <- expect_arg_error(screen_c(fake), "tabscreen_error_api_key", arg = FALSE, fun = "tabscreen_c")
-  expect_match(conditionMessage(cnd), "PROVIDER_C_API_KEY", fixed = TRUE)
-  e(screen_c(fake, top_p = 0), "tabscreen_error_top_p")
-  expect_equal(fake$stats()$requests_total, 0)
+  expect_key_checked_last(fake, screen_c, "tabscreen_c", "PROVIDER_C_API_KEY", list(top_p = 0), "tabscreen_error_top_p")
 })
 
 test_that("extra body fields are sent", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-body")
-  fake <- local_fake_provider()
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-body")
   res <- screen_c(fake, temperature = 0, max_tokens = 200, data = test_records()[1:2, ])
   b <- request_bodies(fake)[[1]]
   expect_equal(b$messages[[length(b$messages)]]$role, "user")
@@ -269,23 +218,13 @@ test_that("extra body fields are sent", {
 })
 
 test_that("the key never appears in the result or its print", {
-  key <- "c-SECRET-c1c2c3c4c5"
-  withr::local_envvar(PROVIDER_C_API_KEY = key)
-  fake <- local_fake_provider()
-  fake$configure(fail_matching = list(list(substring = test_records()$title[1], kind = "500")))
-  res <- screen_c(fake, reps = 2, max_tries = 1, confidence = TRUE)
-  expect_false(is.null(res$error_data))
-  expect_key_nowhere(res, key)
+  expect_key_never_shown(screen_c, "PROVIDER_C_API_KEY", "c-SECRET-c1c2c3c4c5", confidence = TRUE)
 })
 
 test_that("rate_limits_per_minute() reads provider C's headers", {
-  withr::local_envvar(PROVIDER_C_API_KEY = "c-test-limits")
-  fake <- local_fake_provider(rpm = 600, tpm = 200000)
+  fake <- local_keyed_fake("PROVIDER_C_API_KEY", "c-test-limits", rpm = 600, tpm = 200000)
   lim <- rate_limits_per_minute(c("mistral-small-latest", "ministral-8b-latest"), AI_tool = "c", api_url = fake$url_c)
-  expect_named(lim, c("model", "requests_per_minute", "tokens_per_minute", "remaining_requests",
-    "remaining_tokens", "reset_requests", "reset_tokens"))
-  expect_equal(lim$requests_per_minute, c(600, 600))
-  expect_equal(lim$tokens_per_minute, c(200000, 200000))
+  expect_rate_limits_read(lim)
   expect_true(all(is.na(lim$reset_requests)))
   req <- fake$requests()[[1]]
   expect_match(unlist(req$headers[["Authorization"]]), "redacted")
@@ -294,6 +233,5 @@ test_that("rate_limits_per_minute() reads provider C's headers", {
   expect_equal(rate_limits_per_minute(AI_tool = "c", api_url = fake$url_c)$model, "mistral-small-latest")
   fake$configure(fail_first_n = list(kind = "quota", n = 1))
   expect_error(rate_limits_per_minute(AI_tool = "c", api_url = fake$url_c), class = "tabscreen_error_quota")
-  withr::local_envvar(PROVIDER_C_API_KEY = NA)
-  expect_error(rate_limits_per_minute(AI_tool = "c", api_url = fake$url_c), class = "tabscreen_error_api_key")
+  expect_rate_limits_need_key("PROVIDER_C_API_KEY", AI_tool = "c", api_url = fake$url_c)
 })

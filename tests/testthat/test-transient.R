@@ -1,11 +1,3 @@
-json_response <- function(status, body, headers = list()) {
-  httr2::response(
-    status_code = status,
-    headers = c(list("content-type" = "application/json"), headers),
-    body = charToRaw(body)
-  )
-}
-
 test_that("llm_is_transient() classifies a table of responses", {
   cases <- list(
     list(httr2::response(200), FALSE),
@@ -38,10 +30,7 @@ test_that("llm_is_transient() classifies a table of responses", {
     list(httr2::response(503, headers = list("X-Should-Retry" = "false")), FALSE),
     list(httr2::response(503, headers = list("x-should-retry" = "maybe")), TRUE)
   )
-  for (case in cases) {
-    resp <- case[[1]]
-    expect_identical(llm_is_transient(resp), case[[2]], info = paste(resp$status_code, rawToChar(resp$body)))
-  }
+  for (case in cases) expect_transient(case[[1]], case[[2]])
 })
 
 test_that("llm_is_transient() wants a response", {
