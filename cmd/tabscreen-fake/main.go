@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,6 +41,7 @@ func run(args []string) error {
 	portFile := fs.String("port-file", "", "write the chosen port to this file")
 	watchStdin := fs.Bool("watch-stdin", true, "exit when standard input closes")
 	configJSON := fs.String("config", "", "configuration as a JSON object, or @FILE (keys as POST /_fake/config)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the serving to this file (developers)")
 
 	// Single settings; each overrides the same key of --config when given.
 	fs.Float64("latency-ms", 0, "fixed latency in milliseconds")
@@ -112,6 +114,17 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	opts := fakeprovider.ServeOptions{
 		Host: *host, Port: *port, PortFile: *portFile, Config: config,
 		Started: func(addr net.Addr) { fmt.Printf("listening on http://%s\n", addr) },
@@ -134,7 +147,7 @@ func flagPatch(fs *flag.FlagSet) (map[string]any, error) {
 		key := strings.ReplaceAll(f.Name, "-", "_")
 		v := f.Value.String()
 		switch f.Name {
-		case "host", "port", "port-file", "watch-stdin", "config":
+		case "host", "port", "port-file", "watch-stdin", "config", "cpuprofile":
 			return
 		case "faults", "decisions":
 			m := map[string]float64{}

@@ -410,3 +410,50 @@ func TestDecodeOtherWriters(t *testing.T) {
 		})
 	}
 }
+
+// A table with more text than one batch holds is written as several record batches, each with
+// its own copy of only its rows, and reads back whole through both readers.
+func TestEncodeSplitsLargeTablesIntoBatches(t *testing.T) {
+	defer func(old int) { batchBytes = old }(batchBytes)
+	batchBytes = 1000
+	for _, n := range []int{0, 1, 7, 300} {
+		str, valid, num := make([]string, n), make([]bool, n), make([]int32, n)
+		for i := range str {
+			str[i], valid[i], num[i] = strings.Repeat("é", i%50), i%7 != 3, int32(i)
+		}
+		in := NewTable(n).AddStr("text", str, valid).AddI32("n", num, nil)
+		b, err := Encode(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches := 0
+		rdr, err := ipc.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rdr.Next() {
+			batches++
+		}
+		rdr.Release()
+		// 300 rows hold 14,700 bytes of text: about 15 batches of 1,000; the others fit in one.
+		if (n == 300 && batches < 10) || (n < 300 && batches != 1) {
+			t.Errorf("%d rows: %d batches", n, batches)
+		}
+		for name, read := range map[string]func([]byte) (*Table, error){"Decode": Decode, "View": View} {
+			out, err := read(b)
+			if err != nil {
+				t.Fatalf("%s, %d rows: %v", name, n, err)
+			}
+			got, _ := out.Col("text")
+			gotN, _ := out.Col("n")
+			if out.NumRows != n || !reflect.DeepEqual(got.I32, []int32(nil)) || len(got.Str) != n || len(gotN.I32) != n {
+				t.Fatalf("%s, %d rows: read %d rows", name, n, out.NumRows)
+			}
+			for i := 0; i < n; i++ {
+				if got.IsNull(i) != !valid[i] || (valid[i] && got.Str[i] != str[i]) || gotN.I32[i] != num[i] {
+					t.Fatalf("%s, %d rows: row %d differs", name, n, i)
+				}
+			}
+		}
+	}
+}

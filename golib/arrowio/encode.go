@@ -12,8 +12,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// Encode writes t as an Arrow IPC stream: a schema message, one record
-// batch and the end-of-stream marker. Strings are utf8 (int32 offsets).
+// Encode writes t as an Arrow IPC stream: a schema message, record batches of at most about
+// batchBytes of text (one for a small table) and the end-of-stream marker. Strings are utf8
+// (int32 offsets).
 func Encode(t *Table) ([]byte, error) {
 	return EncodeWithAllocator(t, memory.DefaultAllocator)
 }
@@ -38,6 +39,14 @@ func EncodeTo(t *Table, w io.Writer) error {
 	return encodeTo(t, w, memory.DefaultAllocator)
 }
 
+// batchBytes bounds the text of one record batch. arrow-go builds a batch's arrays as copies of
+// the table's values before writing them: one batch for a million answers held their text twice
+// more (the copy, and the stream), and a large screening's result peaked there.
+var batchBytes = 8 << 20
+
+// maxBatchRows bounds the rows of one record batch.
+const maxBatchRows = 1 << 16
+
 func encodeTo(t *Table, out io.Writer, mem memory.Allocator) (err error) {
 	if err := t.Validate(); err != nil {
 		return err
@@ -47,8 +56,51 @@ func encodeTo(t *Table, out io.Writer, mem memory.Allocator) (err error) {
 			err = fmt.Errorf("arrowio: encode: %v", r)
 		}
 	}()
-
 	fields := make([]arrow.Field, len(t.Columns))
+	for i := range t.Columns {
+		dt, err := dataType(&t.Columns[i])
+		if err != nil {
+			return err
+		}
+		fields[i] = arrow.Field{Name: t.Columns[i].Name, Type: dt, Nullable: true}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	w := ipc.NewWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	for lo := 0; ; {
+		hi := batchEnd(t, lo)
+		if err := writeBatch(w, schema, t, lo, hi, mem); err != nil {
+			_ = w.Close()
+			return err
+		}
+		if lo = hi; lo >= t.NumRows {
+			break
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("arrowio: encode: %w", err)
+	}
+	return nil
+}
+
+// batchEnd is the end of the record batch that starts at row lo: at least one row, at most
+// maxBatchRows, and no more than batchBytes of text after the first row.
+func batchEnd(t *Table, lo int) int {
+	hi := min(t.NumRows, lo+maxBatchRows)
+	text := 0
+	for r := lo; r < hi; r++ {
+		for i := range t.Columns {
+			if c := &t.Columns[i]; c.Kind == KindUtf8 {
+				text += len(c.Str[r])
+			}
+		}
+		if text > batchBytes && r > lo {
+			return r
+		}
+	}
+	return hi
+}
+
+func writeBatch(w *ipc.Writer, schema *arrow.Schema, t *Table, lo, hi int, mem memory.Allocator) error {
 	arrs := make([]arrow.Array, 0, len(t.Columns))
 	defer func() {
 		for _, a := range arrs {
@@ -56,27 +108,52 @@ func encodeTo(t *Table, out io.Writer, mem memory.Allocator) (err error) {
 		}
 	}()
 	for i := range t.Columns {
-		c := &t.Columns[i]
-		a, dt, err := buildArray(c, mem)
+		part := t.Columns[i].rows(lo, hi)
+		a, _, err := buildArray(&part, mem)
 		if err != nil {
 			return err
 		}
 		arrs = append(arrs, a)
-		fields[i] = arrow.Field{Name: c.Name, Type: dt, Nullable: true}
 	}
-	schema := arrow.NewSchema(fields, nil)
-	rec := array.NewRecord(schema, arrs, int64(t.NumRows))
+	rec := array.NewRecord(schema, arrs, int64(hi-lo))
 	defer rec.Release()
-
-	w := ipc.NewWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err := w.Write(rec); err != nil {
-		_ = w.Close()
-		return fmt.Errorf("arrowio: encode: %w", err)
-	}
-	if err := w.Close(); err != nil {
 		return fmt.Errorf("arrowio: encode: %w", err)
 	}
 	return nil
+}
+
+// rows is the column's rows lo to hi, sharing its values.
+func (c *Column) rows(lo, hi int) Column {
+	part := Column{Name: c.Name, Kind: c.Kind}
+	switch c.Kind {
+	case KindUtf8:
+		part.Str = c.Str[lo:hi]
+	case KindInt32:
+		part.I32 = c.I32[lo:hi]
+	case KindFloat64:
+		part.F64 = c.F64[lo:hi]
+	case KindBool:
+		part.Bool = c.Bool[lo:hi]
+	}
+	if c.Valid != nil {
+		part.Valid = c.Valid[lo:hi]
+	}
+	return part
+}
+
+func dataType(c *Column) (arrow.DataType, error) {
+	switch c.Kind {
+	case KindUtf8:
+		return arrow.BinaryTypes.String, nil
+	case KindInt32:
+		return arrow.PrimitiveTypes.Int32, nil
+	case KindFloat64:
+		return arrow.PrimitiveTypes.Float64, nil
+	case KindBool:
+		return arrow.FixedWidthTypes.Boolean, nil
+	}
+	return nil, fmt.Errorf("arrowio: column %q has invalid kind %d", c.Name, uint8(c.Kind))
 }
 
 func buildArray(c *Column, mem memory.Allocator) (arrow.Array, arrow.DataType, error) {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 )
@@ -44,4 +46,16 @@ func stopProfile() {
 	pprof.StopCPUProfile()
 	profileFile.Close()
 	profileFile = nil
+}
+
+// memPhase writes the Go heap's size at a phase of a run to standard error, for developers
+// (TABSCREEN_MEMSTATS set): where a large screening's memory goes.
+func memPhase(phase string) {
+	if os.Getenv("TABSCREEN_MEMSTATS") == "" {
+		return
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fmt.Fprintf(os.Stderr, "tabscreen memory %-24s heap in use %6.0f MB, heap objects %9d, Go total %6.0f MB\n",
+		phase, float64(m.HeapInuse)/(1<<20), m.HeapObjects, float64(m.Sys-m.HeapReleased)/(1<<20))
 }

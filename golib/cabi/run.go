@@ -98,6 +98,7 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	// back before the run adds its own.
 	table, recs = nil, engine.Records{}
 	debug.FreeOSMemory()
+	memPhase("run started")
 	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})
 }
 
@@ -154,6 +155,10 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 		return fail(doc, "tabscreen_error_handle", err)
 	}
 	run.Wait()
+	// The run's last garbage (request and response bodies) goes back before the result tables
+	// are made: at a million jobs the peaks would otherwise add up.
+	debug.FreeOSMemory()
+	memPhase("run finished")
 	var mergeTable *arrowio.Table
 	if mergeLen > 0 {
 		if mergeTable, err = arrowio.Decode(goBytes(merge, mergeLen)); err != nil {
@@ -172,9 +177,12 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	if err := cTable(run.Questions(), outs[2], lens[2]); err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
+	memPhase("questions encoded")
 	run.ForgetQuestions()
 	debug.FreeOSMemory()
+	memPhase("questions dropped")
 	rowsTable, aggTable, err := run.Result(mergeTable)
+	memPhase("rows built")
 	if err != nil {
 		freeOuts(3)
 		return storeErr(doc, err)
@@ -184,6 +192,8 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	rowsTable = nil
+	debug.FreeOSMemory()
+	memPhase("rows encoded")
 	if aggTable != nil {
 		if err := cTable(aggTable, outs[1], lens[1]); err != nil {
 			freeOuts(3)
@@ -200,6 +210,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	run.Forget()
 	// R builds its result next; give back what the run used so the two peaks do not add up.
 	debug.FreeOSMemory()
+	memPhase("result handed over")
 	return succeed(doc, summary)
 }
 

@@ -135,6 +135,12 @@ type chatSchemas struct {
 	response *jsonschema.Schema
 	errorRes *jsonschema.Schema
 	topLevel map[string]bool
+	valid    *validShapes
+}
+
+// validate checks a request against the protocol's request schema.
+func (s *chatSchemas) validate(doc any) error {
+	return s.valid.validate(doc, s.request.Validate)
 }
 
 // compileChatSchemas compiles the named component schemas of a loaded document ("" for none).
@@ -150,7 +156,7 @@ func compileChatSchemas(doc any, url, label, request, response, errorRes string)
 		}
 		return c.Compile(url + "#/components/schemas/" + name)
 	}
-	out := &chatSchemas{doc: doc, topLevel: map[string]bool{}}
+	out := &chatSchemas{doc: doc, topLevel: map[string]bool{}, valid: newValidShapes()}
 	var err error
 	if out.request, err = compile(request); err != nil {
 		return nil, err

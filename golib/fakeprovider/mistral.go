@@ -67,7 +67,7 @@ func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatR
 		}
 		doc, obj = trimmed, trimmed
 	}
-	if err := m.schemas.request.Validate(doc); err != nil {
+	if err := m.schemas.validate(doc); err != nil {
 		return nil, &failure{kind: failValidation, detail: pydanticErrors(err, doc)}
 	}
 	if f := checkMistralRules(obj, rc); f != nil {

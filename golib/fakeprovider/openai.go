@@ -57,7 +57,7 @@ func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRe
 				message: "Unrecognized request argument supplied: " + strings.Join(unknown, ", ")}
 		}
 	}
-	if err := o.schemas.request.Validate(doc); err != nil {
+	if err := o.schemas.validate(doc); err != nil {
 		msg, param := describeValidation(err)
 		return nil, &failure{kind: failInvalidRequest, message: msg, param: param}
 	}
