@@ -109,6 +109,7 @@ func (r *Run) carryGiven(given map[jobID]*JobKey) {
 		return
 	}
 	for i, j := range r.jobs {
-		r.results[i].carried, _ = givenUsage(given[keyOf(r.opts, j)])
+		u, _ := givenUsage(given[keyOf(r.opts, j)])
+		r.results[i].carried = packUsage(u)
 	}
 }

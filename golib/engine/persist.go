@@ -124,14 +124,14 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 	for i, j := range r.jobs {
 		key := r.storeKey(j)
 		if a, ok := session.Stored(key); ok {
-			r.results[i] = result{ok: true, done: true, stored: true, carried: a.Billed, runTime: a.RunTime,
+			r.results[i] = result{ok: true, done: true, stored: true, carried: packUsage(a.Billed), runTime: a.RunTime,
 				at: a.ReceivedAt.UnixNano(), attempts: a.Attempts}
 			r.answered.Add(1)
 			r.done.Add(1)
 			r.storeInfo.Stored++
 			continue
 		}
-		r.results[i].carried = storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)])
+		r.results[i].carried = packUsage(storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)]))
 	}
 	session.DropStored()
 	session.Start(func(err error) {

@@ -81,12 +81,32 @@ type result struct {
 	ok, done bool
 	stored   bool // committed to the store; payload is nil
 	attempts int32
-	billed   screen.Usage // of every 200 reply of this call, re-asks included
-	carried  screen.Usage // billed by earlier calls of the run (the store, or screen_errors())
+	billed   usage32 // of every 200 reply of this call, re-asks included
+	carried  usage32 // billed by earlier calls of the run (the store, or screen_errors())
 	runTime  float64      // seconds from the first attempt to the answer
 	at       int64        // when it ended, Unix nanoseconds (a time.Time holds a pointer the GC would scan)
 	*payload
 }
+
+// usage32 is a job's token count as a run holds it: a million jobs keep two each, and a job's
+// tokens fit in 32 bits many times over (a larger count saturates rather than wraps).
+type usage32 struct{ prompt, cached, cacheWrite, completion int32 }
+
+func packUsage(u screen.Usage) usage32 {
+	return usage32{clamp32(u.Prompt), clamp32(u.Cached), clamp32(u.CacheWrite), clamp32(u.Completion)}
+}
+
+func (u usage32) unpack() screen.Usage {
+	return screen.Usage{Prompt: int64(u.prompt), Cached: int64(u.cached), CacheWrite: int64(u.cacheWrite), Completion: int64(u.completion)}
+}
+
+func (u *usage32) add(v screen.Usage) {
+	sum := u.unpack()
+	sum.Add(v)
+	*u = packUsage(sum)
+}
+
+func clamp32(v int64) int32 { return int32(max(min(v, math.MaxInt32), math.MinInt32)) }
 
 // date is when the job ended, in local time; zero when it never did.
 func (res *result) date() time.Time {
@@ -107,8 +127,8 @@ type payload struct {
 // spent is everything the job was billed, in this call and earlier ones: its token columns and
 // its share of price_data.
 func (res *result) spent() screen.Usage {
-	u := res.carried
-	u.Add(res.billed)
+	u := res.carried.unpack()
+	u.Add(res.billed.unpack())
 	return u
 }
 

@@ -256,7 +256,7 @@ func (r *Run) Prices() []PriceRow {
 		}
 		res := &r.results[i]
 		in, out, ok := r.prices[j.model].Cost(res.spent())
-		spentIn, spentOut, _ := r.prices[j.model].Cost(res.billed)
+		spentIn, spentOut, _ := r.prices[j.model].Cost(res.billed.unpack())
 		if !ok {
 			known[g] = false
 			continue

@@ -92,7 +92,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 			f = provider.Failure{Verdict: provider.Retry, Message: errorText(a.err)}
 		case a.status >= 200 && a.status < 300:
 			out := r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
-			res.billed.Add(out.Usage)
+			res.billed.add(out.Usage)
 			if out.Failure == nil {
 				r.succeed(res, out, a, first)
 				return
