@@ -36,10 +36,9 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   # screening's text would otherwise be held twice while it runs).
   large <- length(ipc) > 5e7
   rm(ipc)
-  if (is.environment(records)) {
-    rm("raw", envir = records)
-    if (large) gc(verbose = FALSE)
-  }
+  if (is.environment(records)) rm("raw", envir = records)
+  # R's collector would not run while R waits on the run: collect now, or the copy stays.
+  if (large) gc(verbose = FALSE)
   handle <- as.numeric(started$handle)
   inform_store(started$store, messages)
 

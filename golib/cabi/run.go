@@ -98,6 +98,7 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	// back before the run adds its own.
 	table, recs = nil, engine.Records{}
 	debug.FreeOSMemory()
+	limitRunHeap(h)
 	memPhase("run started")
 	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})
 }
@@ -155,6 +156,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 		return fail(doc, "tabscreen_error_handle", err)
 	}
 	run.Wait()
+	unlimitRunHeap(int64(handle))
 	// The run's last garbage (request and response bodies) goes back before the result tables
 	// are made: at a million jobs the peaks would otherwise add up.
 	debug.FreeOSMemory()

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"sync"
+)
+
+// While runs are under way the Go heap is held near what they keep alive. A large screening's
+// live heap is its questions and a few counters per job (430 MB at a million jobs); the GC target
+// of 50 % let garbage grow the heap by half of that again while the run waited on the network. A
+// soft limit a little above the live heap makes the collector run a little more often instead.
+var runLimit struct {
+	mu    sync.Mutex
+	live  map[int64]uint64 // per run: its live heap when it started
+	saved int64
+}
+
+// runSlack is the garbage a run may leave between collections.
+const runSlack = 64 << 20
+
+// limitRunHeap records run h's live heap (measured after its start was collected) and sets the
+// limit for all runs under way.
+func limitRunHeap(h int64) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	runLimit.mu.Lock()
+	defer runLimit.mu.Unlock()
+	if runLimit.live == nil {
+		runLimit.live = map[int64]uint64{}
+	}
+	if len(runLimit.live) == 0 {
+		runLimit.saved = debug.SetMemoryLimit(-1)
+	}
+	runLimit.live[h] = m.HeapAlloc
+	setRunLimit()
+}
+
+// unlimitRunHeap lifts run h's part of the limit (before its result is built: the result tables
+// are new live data and must not meet a limit made for the run).
+func unlimitRunHeap(h int64) {
+	runLimit.mu.Lock()
+	defer runLimit.mu.Unlock()
+	if _, ok := runLimit.live[h]; !ok {
+		return
+	}
+	delete(runLimit.live, h)
+	if len(runLimit.live) == 0 {
+		debug.SetMemoryLimit(runLimit.saved)
+		return
+	}
+	setRunLimit()
+}
+
+func setRunLimit() {
+	var live uint64
+	for _, v := range runLimit.live {
+		live += v
+	}
+	limit := live + live/8 + runSlack
+	if limit > math.MaxInt64 || (runLimit.saved > 0 && int64(limit) > runLimit.saved) {
+		debug.SetMemoryLimit(runLimit.saved)
+		return
+	}
+	debug.SetMemoryLimit(int64(limit))
+}
