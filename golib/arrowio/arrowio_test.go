@@ -426,6 +426,11 @@ func TestEncodeSplitsLargeTablesIntoBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// EncodeTo lends each batch's buffers to the next: the same stream.
+		var viaPool bytes.Buffer
+		if err := EncodeTo(in, &viaPool); err != nil || !bytes.Equal(viaPool.Bytes(), b) {
+			t.Fatalf("%d rows: EncodeTo differs from Encode (%v)", n, err)
+		}
 		batches := 0
 		rdr, err := ipc.NewReader(bytes.NewReader(b))
 		if err != nil {

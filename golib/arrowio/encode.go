@@ -36,7 +36,7 @@ func EncodeWithAllocator(t *Table, mem memory.Allocator) ([]byte, error) {
 // EncodeTo writes the stream of Encode to w, so that a caller can place it
 // where it is needed (C memory, for one copy fewer) instead of in a Go slice.
 func EncodeTo(t *Table, w io.Writer) error {
-	return encodeTo(t, w, memory.DefaultAllocator)
+	return encodeTo(t, w, new(batchAllocator))
 }
 
 // batchBytes bounds the text of one record batch. arrow-go builds a batch's arrays as copies of
