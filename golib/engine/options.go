@@ -35,7 +35,13 @@ type Options struct {
 	Jobs       []JobKey                   `json:"jobs"`
 	Store      *StoreOptions              `json:"store"`
 	Result     *ResultOptions             `json:"result"`
+	// Cache lays requests out for the providers' prompt caches and sends a record's repetitions
+	// once its first answer has arrived; null means true.
+	Cache *bool `json:"cache"`
 }
+
+// caching tells whether the run uses the providers' prompt caches.
+func (o *Options) caching() bool { return o.Cache == nil || *o.Cache }
 
 // ResultOptions shape the result tables: the aggregation of spec section 3, and what a call that
 // repairs an earlier result (screen_errors()) merges into it.
@@ -57,6 +63,7 @@ type ModelOptions struct {
 	SendTopP        *bool    `json:"send_top_p"`
 	Thinking        *string  `json:"thinking"`
 	ForcedTool      *bool    `json:"forced_tool"`
+	CacheMinTokens  *int     `json:"cache_min_tokens"`
 	PriceIn         *float64 `json:"price_in"`
 	PriceCachedIn   *float64 `json:"price_cached_in"`
 	PriceCacheWrite *float64 `json:"price_cache_write"`
@@ -128,6 +135,7 @@ func (o *Options) settings() provider.Settings {
 		ToolChoice:  o.ToolChoice,
 		ExtraBody:   o.ExtraBody,
 		MaxTokens:   o.MaxTokens,
+		Cache:       o.caching(),
 	}
 }
 
@@ -136,6 +144,9 @@ func (m ModelOptions) model() *provider.Model {
 		ForcedTool: m.ForcedTool == nil || *m.ForcedTool}
 	if m.Thinking != nil {
 		pm.Thinking = *m.Thinking
+	}
+	if m.CacheMinTokens != nil {
+		pm.CacheMinTokens = *m.CacheMinTokens
 	}
 	if m.ReasoningEffort != nil {
 		pm.ReasoningEffort = *m.ReasoningEffort

@@ -52,6 +52,7 @@ type Run struct {
 
 	records     int
 	questions   []string // prompt-major: questions[p*records+r]
+	cache       *cacheLayout
 	jobs        []job
 	results     []result
 	blankFields int
@@ -233,11 +234,16 @@ func (r *Run) dispatch() {
 	var wg sync.WaitGroup
 	defer r.finish(&wg)
 	defer guard.Recover(r.internalError)
-	for i := range r.jobs {
-		if r.results[i].done { // answered in the store by an earlier call
-			continue
-		}
+	// Jobs answered in the store by an earlier call are not sent (newDispatchQueue leaves them out).
+	r.cache = newCacheLayout(r.opts, r.jobs, r.results)
+	q := newDispatchQueue(r.jobs, r.results, r.cache, r.opts.caching())
+	for {
 		if err := r.sem.Acquire(r.ctx, 1); err != nil {
+			break
+		}
+		i, ok := q.take(r.ctx)
+		if !ok {
+			r.sem.Release(1)
 			break
 		}
 		wg.Add(1)
@@ -245,6 +251,7 @@ func (r *Run) dispatch() {
 			defer wg.Done()
 			defer guard.Recover(func(err error) { r.jobPanicked(i, err) })
 			defer r.sem.Release(1)
+			defer q.ended(i)
 			r.work(i)
 		}(i)
 	}
