@@ -34,7 +34,7 @@ func TestRepetitionsAreSentAfterTheFirstAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			answered := map[string]bool{} // records whose first repetition has been answered
-			var early []string              // later repetitions that arrived before it
+			var early []string            // later repetitions that arrived before it
 			var keys []any
 			fc := clock.NewFake(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
 			fk := newFake(t, func(_ int64, body map[string]any) (int, map[string]string, string) {
