@@ -70,10 +70,10 @@ func (m EstimateModel) effort() string {
 
 // EstimateRow is one model's estimate; Price is nil when a price is unknown.
 type EstimateRow struct {
-	Model        string   `json:"model"`
-	Requests     float64  `json:"requests"`
-	InputTokens  float64  `json:"input_tokens"`
-	OutputTokens float64  `json:"output_tokens"`
+	Model        string  `json:"model"`
+	Requests     float64 `json:"requests"`
+	InputTokens  float64 `json:"input_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
 	// CachedTokens and CacheWriteTokens are the part of InputTokens expected to be read from and
 	// written to the prompt cache.
 	CachedTokens     float64  `json:"cached_tokens"`
