@@ -125,7 +125,8 @@ model_options <- function(provider, models, settings, reps, rpm) {
   fields <- unlist(provider_info(provider)$model_fields)
   lapply(seq_len(nrow(models)), function(i) {
     prices <- list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i],
-      price_cache_write = models$price_cache_write[i], price_out = models$price_out[i])
+      price_cache_write = models$price_cache_write[i], price_out = models$price_out[i],
+      cache_min_tokens = models$min_cache_tokens[i] %||% NA_integer_)
     values <- c(settings[[i]], prices)
     c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields])
   })
@@ -152,7 +153,8 @@ screening_options <- function(provider, api_url, prompt, models, grid, top_p, ro
       max_tries = max_tries,
       max_seconds = max_seconds,
       max_active = engine_max_active(),
-      timeout_seconds = engine_timeout()
+      timeout_seconds = engine_timeout(),
+      cache = engine_cache()
     ),
     extra,
     list(jobs = NULL)
@@ -281,9 +283,12 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
 # The price_data of a result being repaired, as the engine adds to it (promptid for prompt).
 merge_price_rows <- function(price) {
   if (is.null(price) || nrow(price) == 0) return(list())
+  cache <- attr(price, "cache") %||% list()
   lapply(seq_len(nrow(price)), function(i) {
     list(promptid = as.integer(price$prompt[i]), model = price$model[i], iterations = as.integer(price$iterations[i]),
-      input_price_dollar = price$input_price_dollar[i], output_price_dollar = price$output_price_dollar[i])
+      input_price_dollar = price$input_price_dollar[i], output_price_dollar = price$output_price_dollar[i],
+      cached_input_tokens = cache$cached_input_tokens[i] %||% 0, cache_write_tokens = cache$cache_write_tokens[i] %||% 0,
+      cache_saving_dollar = cache$cache_saving_dollar[i] %||% 0)
   })
 }
 
