@@ -22,7 +22,8 @@
 #   seed, invalid_keys, retry_after_ms, snapshot, tpm, reasoning_tokens, cached_fraction,
 #   allow_unknown_fields, keep_requests
 #   prompt_cache = TRUE                            report cached (B: and cache-write) tokens as each
-#                                                  provider's prompt cache would (cache.go)
+#                                                  provider's prompt cache would (cache.go); off by
+#                                                  default, so that every prompt token is priced alike
 #   flex_unavailable_n = 1                         the next n A requests with service_tier "flex" get
 #                                                  429 "resource unavailable"
 #   anthropic_thinking_by_default, anthropic_no_forced_tool, anthropic_no_disable_thinking,

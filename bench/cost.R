@@ -52,7 +52,7 @@ models <- c(A = "gpt-6-luna", B = "claude-haiku-5-5", C = "mistral-small-latest"
 # One screening against a fresh fake (its cache empty), answering after 200 ms, so that requests
 # sent together are in flight together, as with a real provider.
 measure <- function(provider, reps, cache) {
-  fake <- tabscreen:::fake_provider_start(latency_ms = 200, seed = 11)
+  fake <- tabscreen:::fake_provider_start(latency_ms = 200, seed = 11, prompt_cache = TRUE)
   on.exit(fake$stop())
   old <- options(tabscreen.cache = cache)
   on.exit(options(old), add = TRUE)

@@ -38,6 +38,9 @@ type Options struct {
 	// Cache lays requests out for the providers' prompt caches and sends a record's repetitions
 	// once its first answer has arrived; null means true.
 	Cache *bool `json:"cache"`
+	// CacheMinTokens is, by model (in the order of Models), the shortest prefix the provider
+	// caches (min_cache_tokens of the rules table; null: not known).
+	CacheMinTokens []*int `json:"cache_min_tokens"`
 }
 
 // caching tells whether the run uses the providers' prompt caches.
@@ -63,7 +66,6 @@ type ModelOptions struct {
 	SendTopP        *bool    `json:"send_top_p"`
 	Thinking        *string  `json:"thinking"`
 	ForcedTool      *bool    `json:"forced_tool"`
-	CacheMinTokens  *int     `json:"cache_min_tokens"`
 	PriceIn         *float64 `json:"price_in"`
 	PriceCachedIn   *float64 `json:"price_cached_in"`
 	PriceCacheWrite *float64 `json:"price_cache_write"`
@@ -144,9 +146,6 @@ func (m ModelOptions) model() *provider.Model {
 		ForcedTool: m.ForcedTool == nil || *m.ForcedTool}
 	if m.Thinking != nil {
 		pm.Thinking = *m.Thinking
-	}
-	if m.CacheMinTokens != nil {
-		pm.CacheMinTokens = *m.CacheMinTokens
 	}
 	if m.ReasoningEffort != nil {
 		pm.ReasoningEffort = *m.ReasoningEffort

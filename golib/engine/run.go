@@ -154,8 +154,12 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		return nil, err
 	}
 	r.results = make([]result, len(r.jobs))
-	for _, m := range opts.Models {
-		r.models = append(r.models, m.model())
+	for i, m := range opts.Models {
+		pm := m.model()
+		if i < len(opts.CacheMinTokens) && opts.CacheMinTokens[i] != nil {
+			pm.CacheMinTokens = *opts.CacheMinTokens[i]
+		}
+		r.models = append(r.models, pm)
 		r.prices = append(r.prices, m.prices())
 	}
 	r.pacers = newPacers(opts, r.clock)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The prompt cache each protocol reports (Config.PromptCache). A request is read as a stream of
+// The prompt cache each protocol reports when Config.PromptCache is set. A request is read as a stream of
 // text (tools, system, messages, in the order the providers cache them) about four characters a
 // token; its cache points are prefixes of that stream that a later request may read:
 //   - OpenAI: automatic, every 128-token step from 1,024 tokens on; usage

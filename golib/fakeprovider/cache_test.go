@@ -61,7 +61,7 @@ func TestPromptCacheAsEachProviderReportsIt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, base := startServer(t, `{"anthropic_thinking_by_default":[]}`)
+			_, base := startServer(t, `{"prompt_cache":true}`)
 			for i, want := range [][2]bool{tc.first, tc.second} {
 				body := tc.body(t, "Title: one record")
 				var r reply

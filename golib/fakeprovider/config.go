@@ -97,7 +97,7 @@ type Config struct {
 	// CachedFraction of the prompt tokens is reported as cached (instead of the prompt cache).
 	CachedFraction float64 `json:"cached_fraction"`
 	// PromptCache reports cached (and, for Anthropic, cache-write) tokens as each provider's cache
-	// would (cache.go); on by default.
+	// would (cache.go). Off by default, so that every prompt token is priced alike.
 	PromptCache bool `json:"prompt_cache"`
 	// FlexUnavailableN answers the next N OpenAI requests with service_tier "flex" with flex
 	// processing's 429 "resource unavailable".
@@ -148,7 +148,6 @@ func DefaultConfig() Config {
 		Snapshot:     "2026-09-22",
 		TPM:          10_000_000,
 		KeepRequests: 100,
-		PromptCache:  true,
 
 		AnthropicThinkingByDefault: StringList{"haiku-5", "sonnet-5", "opus-5", "opus-4-7", "fable", "mythos"},
 		AnthropicNoForcedTool:      StringList{"opus-5-5", "sonnet-5-5", "fable"},

@@ -22,7 +22,7 @@ screen_cached_and_not <- function(screen, fake, ...) {
 
 test_that("B: breakpoints where they pay, cache writes then reads, priced lower than without caching", {
   withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-cache")
-  fake <- local_fake_provider(keep_requests = 100)
+  fake <- local_fake_provider(keep_requests = 100, prompt_cache = TRUE)
   runs <- screen_cached_and_not(screen_b, fake)
   on <- runs$on
   expect_null(on$error_data)
@@ -56,7 +56,7 @@ test_that("B: breakpoints where they pay, cache writes then reads, priced lower 
 
 test_that("B: a single short request carries no cache_control", {
   withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-cache-short")
-  fake <- local_fake_provider()
+  fake <- local_fake_provider(prompt_cache = TRUE)
   res <- screen_b(fake, data = test_records()[1, ])
   body <- request_bodies(fake)[[1]]
   expect_type(body$messages[[1]]$content, "character")
@@ -69,7 +69,7 @@ test_that("B: a single short request carries no cache_control", {
 
 test_that("A: the repetitions read the prompt cache; cached tokens are priced at the cached rate", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-cache-a")
-  fake <- local_fake_provider(keep_requests = 100)
+  fake <- local_fake_provider(keep_requests = 100, prompt_cache = TRUE)
   runs <- screen_cached_and_not(screen_a, fake)
   on <- runs$on
   cache <- cache_of(on)
@@ -87,7 +87,7 @@ test_that("A: the repetitions read the prompt cache; cached tokens are priced at
 
 test_that("C: prompt_cache_key brings cache reads, priced lower than without caching", {
   withr::local_envvar(PROVIDER_C_API_KEY = "c-test-cache")
-  fake <- local_fake_provider()
+  fake <- local_fake_provider(prompt_cache = TRUE)
   runs <- screen_cached_and_not(screen_c, fake)
   expect_gt(cache_of(runs$on)$cached_input_tokens, 0)
   expect_equal(cache_of(runs$off)$cached_input_tokens, 0)
@@ -96,7 +96,7 @@ test_that("C: prompt_cache_key brings cache reads, priced lower than without cac
 
 test_that("the estimate counts the expected cache reads and writes", {
   withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-cache-estimate")
-  fake <- local_fake_provider()
+  fake <- local_fake_provider(prompt_cache = TRUE)
   out <- withr::with_options(list(tabscreen.store = FALSE), evaluate_promise(
     screen_b(fake, data = test_records()[1:3, ], prompt = long_prompt, reps = 10, messages = TRUE)))
   expect_true(any(grepl("read from the provider's prompt cache", out$messages, fixed = TRUE)))
