@@ -50,7 +50,7 @@ test_that("B: breakpoints where they pay, cache writes then reads, priced lower 
   expect_equal(content[[2]]$cache_control$type, "ephemeral")
   expect_length(Filter(function(b) is.character(b$messages[[1]]$content), bodies), 30)
 
-  printed <- paste(capture.output(capture.output(print(on)), type = "message"), collapse = "\n")
+  printed <- paste(capture.output(invisible(capture.output(print(on))), type = "message"), collapse = "\n")
   expect_match(printed, "Prompt cache: [0-9,]+ input tokens read, [0-9,]+ written; saved \\$")
 })
 
@@ -65,6 +65,16 @@ test_that("B: a single short request carries no cache_control", {
   # a long prompt sent once: a write would cost 1.25x for nothing
   res <- screen_b(fake, data = test_records()[1, ], prompt = long_prompt)
   expect_type(request_bodies(fake)[[2]]$messages[[1]]$content, "character")
+  # a prompt of about 700 tokens, shared by three records: over claude-haiku-5-5's minimum of 512
+  # (rules table), under the 1,024 assumed for a model without one
+  mid_prompt <- substr(long_prompt, 1, 2400)
+  res <- screen_b(fake, data = test_records()[1:3, ], prompt = mid_prompt)
+  content <- request_bodies(fake)[[3]]$messages[[1]]$content
+  expect_equal(content[[1]]$cache_control$type, "ephemeral")
+  expect_null(content[[2]]$cache_control)
+  res <- screen_b(fake, data = test_records()[1:3, ], prompt = mid_prompt, model = "claude-haiku-5-5",
+    custom_model = TRUE)
+  expect_type(request_bodies(fake)[[6]]$messages[[1]]$content, "character")
 })
 
 test_that("A: the repetitions read the prompt cache; cached tokens are priced at the cached rate", {
