@@ -37,7 +37,9 @@
 #'     included.}
 #'   \item{cache_write_5m_per_million, cache_write_1h_per_million}{Provider B: price of one
 #'     million tokens written to the prompt cache for 5 minutes or 1 hour. The screening price
-#'     counts cache writes at the 5-minute price (the protocol's default).}
+#'     counts cache writes at the 5-minute price (the protocol's default). Provider A's GPT-5.6 and
+#'     GPT-6 models bill the cache writes they report (`cache_write_tokens`) at 1.25 times the input
+#'     price, in `cache_write_5m_per_million`.}
 #'   \item{long_prompt_above_tokens}{Where the model has a long-prompt tier: the input tokens of a
 #'     request above which the whole request is priced at the `long_*` prices; `NA` otherwise.}
 #'   \item{long_input_per_million, long_cached_input_per_million, long_output_per_million}{The
