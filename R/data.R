@@ -24,23 +24,32 @@
 #' 0.05, output 2.50). The `long_*` columns hold these tiers; the screening functions, whose
 #' prompts are far shorter, use the standard prices.
 #'
-#' @format A tibble with one row per model and 14 columns:
+#' @format A tibble with one row per model and 20 columns:
 #' \describe{
 #'   \item{provider}{`"a"` (the OpenAI Chat Completions API), `"b"` (Anthropic Messages) or
 #'     `"c"` (Mistral chat completions).}
 #'   \item{model}{The model name, as sent in requests.}
 #'   \item{input_per_million}{Price of one million input (prompt) tokens.}
 #'   \item{cached_input_per_million}{Price of one million input tokens read from the provider's
-#'     prompt cache (provider B: cache reads); `NA` when not recorded.}
+#'     prompt cache (provider B: cache reads); `NA` when not recorded. Provider C's is a tenth of
+#'     the input price, as its prompt cache is billed (see `notes`).}
 #'   \item{output_per_million}{Price of one million output (completion) tokens, reasoning
 #'     included.}
 #'   \item{cache_write_5m_per_million, cache_write_1h_per_million}{Provider B: price of one
 #'     million tokens written to the prompt cache for 5 minutes or 1 hour. The screening price
-#'     counts cache writes at the 5-minute price (the protocol's default).}
+#'     counts cache writes at the 5-minute price (the protocol's default). Provider A's GPT-5.6 and
+#'     GPT-6 models bill the cache writes they report (`cache_write_tokens`) at 1.25 times the input
+#'     price, in `cache_write_5m_per_million`.}
 #'   \item{long_prompt_above_tokens}{Where the model has a long-prompt tier: the input tokens of a
 #'     request above which the whole request is priced at the `long_*` prices; `NA` otherwise.}
 #'   \item{long_input_per_million, long_cached_input_per_million, long_output_per_million}{The
 #'     long-prompt tier's prices (`NA` when the model has no tier or the price is not published).}
+#'   \item{batch_input_per_million, batch_cached_input_per_million, batch_output_per_million}{The
+#'     batch prices: half the standard prices at all three providers.}
+#'   \item{flex_input_per_million, flex_cached_input_per_million, flex_output_per_million}{Provider
+#'     A's flex processing prices (`service_tier = "flex"`, priced as batch) for the GPT-5 and GPT-6
+#'     models; `NA` where flex is not offered. A screening with `service_tier = "flex"` in `...` is
+#'     priced at these.}
 #'   \item{price_date}{The date the price was read (`Date`).}
 #'   \item{source}{Where the price was read.}
 #'   \item{notes}{Aliases, long-prompt tiers and surcharges.}

@@ -21,6 +21,11 @@
 #                                                  weights of enum values in the tool arguments
 #   seed, invalid_keys, retry_after_ms, snapshot, tpm, reasoning_tokens, cached_fraction,
 #   allow_unknown_fields, keep_requests
+#   prompt_cache = TRUE                            report cached (B: and cache-write) tokens as each
+#                                                  provider's prompt cache would (cache.go); off by
+#                                                  default, so that every prompt token is priced alike
+#   flex_unavailable_n = 1                         the next n A requests with service_tier "flex" get
+#                                                  429 "resource unavailable"
 #   anthropic_thinking_by_default, anthropic_no_forced_tool, anthropic_no_disable_thinking,
 #   anthropic_no_prefill                           provider B model rules (substrings of model names)
 #   mistral_no_reasoning_effort, mistral_args_as_object

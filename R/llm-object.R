@@ -185,7 +185,9 @@ aggregated_rows <- function(rows, layout, agg, cutoffs) {
 }
 
 # price_data of spec section 2.5 from the run metadata's price table: the whole run's price, or
-# with `spent = TRUE` the part of it this call spent.
+# with `spent = TRUE` the part of it this call spent. The spec fixes price_data's columns, so the
+# prompt cache's figures (per prompt and model: input tokens read from and written to the cache, and
+# what the cache saved) are its attribute "cache".
 price_data_rows <- function(price, spent = FALSE) {
   if (is.null(price) || nrow(price) == 0) {
     return(tibble::tibble(
@@ -196,13 +198,29 @@ price_data_rows <- function(price, spent = FALSE) {
   prefix <- if (spent) "spent_" else ""
   input <- as.numeric(price[[paste0(prefix, "input_price_dollar")]])
   output <- as.numeric(price[[paste0(prefix, "output_price_dollar")]])
-  tibble::tibble(
+  out <- tibble::tibble(
     prompt = as.character(price$promptid),
     model = as.character(price$model),
     iterations = as.integer(price$iterations),
     input_price_dollar = input,
     output_price_dollar = output,
     total_price_dollar = input + output
+  )
+  if (!spent) {
+    attr(out, "cache") <- cache_rows(price)
+  }
+  out
+}
+
+# The prompt cache's figures of a price table (see price_data_rows()).
+cache_rows <- function(price) {
+  num <- function(col) if (is.null(price[[col]])) rep(0, nrow(price)) else as.numeric(price[[col]])
+  tibble::tibble(
+    prompt = as.character(price$promptid),
+    model = as.character(price$model),
+    cached_input_tokens = num("cached_input_tokens"),
+    cache_write_tokens = num("cache_write_tokens"),
+    cache_saving_dollar = if (is.null(price$cache_saving_dollar)) NA_real_ else as.numeric(price$cache_saving_dollar)
   )
 }
 
@@ -251,6 +269,7 @@ print.llm <- function(x, ...) {
       c("*" = "Tokens: {format_tokens(sum(rows$prompt_tokens, na.rm = TRUE))} prompt, {format_tokens(sum(rows$completion_tokens, na.rm = TRUE))} completion.")
     },
     if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
+    cache_summary(attr(x$price_data, "cache")),
     if (isTRUE(info$stored_answers > 0)) {
       c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {?was/were} taken from the answer store, not sent by this call.")
     },
@@ -284,6 +303,18 @@ price_summary <- function(total, call_price) {
     return(paste0("Price: ", format_dollars(total), "."))
   }
   paste0("Price: ", format_dollars(total), " for the whole run, of which this call spent ", format_dollars(call_price), ".")
+}
+
+# The prompt cache's line of the printed summary: tokens read from and written to the cache and
+# what it saved; nothing when the run used no cache.
+cache_summary <- function(cache) {
+  if (is.null(cache) || nrow(cache) == 0) return(NULL)
+  read <- sum(cache$cached_input_tokens)
+  written <- sum(cache$cache_write_tokens)
+  if (read + written == 0) return(NULL)
+  saving <- sum(cache$cache_saving_dollar)
+  c("*" = paste0("Prompt cache: ", format_tokens(read), " input tokens read, ", format_tokens(written), " written",
+    if (!is.na(saving)) paste0("; saved ", if (saving < 0) "-" else "", format_dollars(abs(saving))), "."))
 }
 
 decision_summary <- function(answers) {

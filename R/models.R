@@ -9,7 +9,9 @@
 #   (small_default, small_old, large: provider A's guards; standard: the guards of providers B and
 #   C). Provider B's columns: whether thinking is on by default, whether it can be disabled and at
 #   which efforts, whether a forced tool choice is accepted, whether non-default sampling
-#   parameters are (other providers' rows hold FALSE, "" or TRUE there). Read once and cached.
+#   parameters are (other providers' rows hold FALSE, "" or TRUE there). min_cache_tokens: the
+#   shortest prompt prefix the provider caches for the model (provider B marks cache breakpoints
+#   only where they reach it). Read once and cached.
 # A model is known when it has a price row for the provider. A known model without a rules row (a
 # user's price row) is sent what the user gave, like a custom model.
 
@@ -25,7 +27,7 @@ model_rules <- function() {
         tools_need_none = "logical", accepts_reasoning_field = "logical", accepts_verbosity = "logical",
         top_p_ok = "logical", force_class = "character", thinking_default_on = "logical",
         can_disable_thinking = "logical", thinking_off_efforts = "character", forced_tool_ok = "logical",
-        sampling_ok = "logical", notes = "character"
+        sampling_ok = "logical", min_cache_tokens = "integer", notes = "character"
       ),
       na.strings = character(), encoding = "UTF-8"
     )
@@ -39,7 +41,7 @@ model_rules <- function() {
 price_table <- function(call = rlang::caller_env()) {
   bundled <- as.data.frame(tabscreen::model_prizes)[c(
     "provider", "model", "input_per_million", "cached_input_per_million", "output_per_million",
-    "cache_write_5m_per_million"
+    "cache_write_5m_per_million", "flex_input_per_million", "flex_cached_input_per_million", "flex_output_per_million"
   )]
   bundled$user <- FALSE
   user <- getOption("tabscreen.model_prizes")
@@ -80,6 +82,9 @@ check_user_prices <- function(user, call) {
     } else {
       suppressWarnings(as.numeric(user$cache_write_per_million))
     },
+    flex_input_per_million = rep(NA_real_, n),
+    flex_cached_input_per_million = rep(NA_real_, n),
+    flex_output_per_million = rep(NA_real_, n),
     user = rep(TRUE, n),
     stringsAsFactors = FALSE
   )
@@ -100,8 +105,9 @@ is_nonneg <- function(x) !is.na(x) & x >= 0
 
 # Look the models up for a provider. Unknown models are an error unless custom_model is TRUE.
 # Returns a data frame, one row per model in the user's order: model, custom, price_in,
-# price_cached_in, price_out, price_cache_write (provider B: the 5-minute cache write), and the rules
-# columns (NA without a rules row).
+# price_cached_in, price_out, price_cache_write (provider B: the 5-minute cache write), the flex
+# prices (provider A: price_flex_in, price_flex_cached_in, price_flex_out) and the rules columns (NA
+# without a rules row).
 lookup_models <- function(model, provider, custom_model, call = rlang::caller_env()) {
   prices <- price_table(call = call)
   prices <- prices[is.na(prices$provider) | prices$provider == provider, , drop = FALSE]
@@ -122,11 +128,14 @@ lookup_models <- function(model, provider, custom_model, call = rlang::caller_en
     price_cached_in = prices$cached_input_per_million[hit],
     price_out = prices$output_per_million[hit],
     price_cache_write = prices$cache_write_5m_per_million[hit],
+    price_flex_in = prices$flex_input_per_million[hit],
+    price_flex_cached_in = prices$flex_cached_input_per_million[hit],
+    price_flex_out = prices$flex_output_per_million[hit],
     stringsAsFactors = FALSE
   )
   cbind(out, rules[rule_hit, c("reasoning_values", "tools_need_none", "accepts_reasoning_field",
     "accepts_verbosity", "top_p_ok", "force_class", "thinking_default_on", "can_disable_thinking",
-    "thinking_off_efforts", "forced_tool_ok", "sampling_ok"), drop = FALSE], row.names = NULL)
+    "thinking_off_efforts", "forced_tool_ok", "sampling_ok", "min_cache_tokens"), drop = FALSE], row.names = NULL)
 }
 
 abort_unknown_model <- function(unknown, known, provider, call) {
@@ -224,10 +233,12 @@ estimate_records <- function(rec, prompts, models, settings, reps, n_top_p, deci
 estimate_from_chars <- function(record_chars, n_records, prompts, models, settings, reps, n_top_p, decision_description) {
   estimate_models <- lapply(seq_len(nrow(models)), function(i) {
     list(name = models$model[i], reps = reps[i], price_in = models$price_in[i], price_out = models$price_out[i],
-      settings = settings[[i]])
+      price_cached_in = models$price_cached_in[i] %||% NA_real_, price_cache_write = models$price_cache_write[i] %||% NA_real_,
+      cache_min_tokens = models$min_cache_tokens[i] %||% NA_integer_, settings = settings[[i]])
   })
   request <- list(op = "estimate", estimate = list(prompts = I(prompts), records = n_records, record_chars = record_chars,
-    top_p_values = n_top_p, decision_description = decision_description, models = estimate_models))
+    top_p_values = n_top_p, decision_description = decision_description, models = estimate_models,
+    cache = engine_cache()))
   rows <- go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE)$meta$estimate
   data.frame(
     model = models$model,
@@ -235,8 +246,31 @@ estimate_from_chars <- function(record_chars, n_records, prompts, models, settin
     input_tokens = vapply(rows, function(r) r$input_tokens, numeric(1)),
     output_tokens = vapply(rows, function(r) r$output_tokens, numeric(1)),
     price = vapply(rows, function(r) r$price %||% NA_real_, numeric(1)),
+    cached_tokens = vapply(rows, function(r) r$cached_tokens %||% 0, numeric(1)),
+    cache_write_tokens = vapply(rows, function(r) r$cache_write_tokens %||% 0, numeric(1)),
     stringsAsFactors = FALSE
   )
+}
+
+# Flex processing (provider A, `service_tier = "flex"` through `...`): the models are priced at
+# their flex rates; a known model without one is refused before any request.
+flex_prices <- function(models, dots, call = rlang::caller_env()) {
+  if (!identical(dots$service_tier, "flex")) {
+    return(models)
+  }
+  missing_flex <- models$model[!models$custom & is.na(models$price_flex_in)]
+  if (length(missing_flex) > 0) {
+    abort_arg(
+      c("{.code service_tier = \"flex\"} in {.arg ...}: no flex price is known for {.val {missing_flex}}.",
+        "i" = "Flex processing is offered for the GPT-5 and GPT-6 models; leave {.field service_tier} out for the others, or screen them in a separate call."),
+      class = c("tabscreen_error_flex", "tabscreen_error_dots"), arg = "...", call = call
+    )
+  }
+  flex <- !is.na(models$price_flex_in)
+  models$price_in[flex] <- models$price_flex_in[flex]
+  models$price_cached_in[flex] <- models$price_flex_cached_in[flex]
+  models$price_out[flex] <- models$price_flex_out[flex]
+  models
 }
 
 # Rough completion tokens per answer, as the estimate counts them: those of one request.
@@ -254,6 +288,9 @@ inform_estimate <- function(estimate, n_records, messages) {
   price <- sum(estimate$price, na.rm = TRUE)
   tabscreen_inform(c(
     "i" = "Screening {n_records} record{?s}: {total} request{?s}, about {format_tokens(sum(estimate$input_tokens))} input and {format_tokens(sum(estimate$output_tokens))} output tokens.",
+    if (sum(estimate$cached_tokens %||% 0) > 0) {
+      c("i" = "Of the input, about {format_tokens(sum(estimate$cached_tokens))} tokens are expected to be read from the provider's prompt cache and {format_tokens(sum(estimate$cache_write_tokens))} written to it.")
+    },
     if (length(unknown) < nrow(estimate)) {
       c("i" = "Estimated price: about {format_dollars(price)}{if (length(unknown) > 0) ' for the models with a known price' else ''} (the actual price is reported after the run).")
     },

@@ -76,6 +76,22 @@
 #' `price_data` holds the exact price of the tokens the provider reported (cached input at its
 #' price, tokens of malformed answers included, nothing rounded).
 #'
+#' @section Prompt caching and flex processing:
+#' Every request starts with what it shares with others (the tool, then the prompt, then the
+#' record), and the repetitions of a record are sent once its first answer has arrived, while other
+#' records' first requests keep the rate at `rpm`: the provider can then read the repeated prefix
+#' from its prompt cache at a tenth of the input price. Requests that share a prompt carry a
+#' `prompt_cache_key` naming it. The estimate before the run counts the expected cache reads;
+#' `attr(price_data, "cache")` holds, per prompt and model, the input tokens read from
+#' (`cached_input_tokens`) and written to (`cache_write_tokens`) the cache and what it saved
+#' (`cache_saving_dollar`), and printing the result shows them. `options(tabscreen.cache = FALSE)`
+#' sends every request as soon as it can, without cache keys.
+#'
+#' `service_tier = "flex"` in `...` asks for flex processing: slower, at the flex prices of
+#' [model_prizes] (half the standard prices; a model without one is refused before any request).
+#' When flex has no capacity the provider answers 429 "resource unavailable"; such requests are
+#' retried with back-off within `max_tries`, and the run goes on.
+#'
 #' @section Repetitions and aggregation:
 #' With `reps > 1` for any model, `answer_data_aggregated` has one row per record, prompt, model
 #' and `top_p`: `incl_p` is the share of the answered repetitions that include (`"1"` or `"1.1"`),
@@ -331,7 +347,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   dots <- check_dots("a", rlang::list2(...), call = call)
 
   # The models: known names, their rules, the safety limits
-  models <- lookup_models(model, "a", custom_model, call = call)
+  models <- flex_prices(lookup_models(model, "a", custom_model, call = call), dots, call = call)
   settings <- model_settings(models, "a", reasoning_effort, verbosity, top_p, given, call = call)
   check_force_a(models, reps, force, call = call)
 

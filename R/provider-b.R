@@ -79,6 +79,15 @@
 #' counts all three. Before the run a message estimates the price as for [tabscreen_a.tools()]
 #' (no reasoning tokens where thinking is off).
 #'
+#' The prompt and the record are sent as two text blocks, with a `cache_control` breakpoint after
+#' the prompt when the prefix of tool, prompt (and instruction) reaches the model's minimum
+#' cacheable length (`min_cache_tokens` of the rules table: 512 tokens for the 5.5 models, 4,096
+#' for Haiku 4.5) and at least two requests share it, and after the record when its repetitions
+#' share the whole request: a cache write costs 1.25 times the input price, a read a tenth. A single
+#' short request carries none. The repetitions of a record are sent once its first answer has
+#' arrived, so that they read what it wrote; see "Prompt caching" in [tabscreen_a.tools()] for the
+#' cache figures of the result and `options(tabscreen.cache = FALSE)`.
+#'
 #' @section Repetitions and aggregation:
 #' As for [tabscreen_a.tools()], with one row of `answer_data_aggregated` per record, prompt and
 #' model (there is no `top_p`), and `mean_confidence` with `confidence = TRUE`.

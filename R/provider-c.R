@@ -55,7 +55,10 @@
 #' input_per_million = 0.1, output_per_million = 0.3))`.
 #'
 #' Before the run a message estimates the price as for [tabscreen_a.tools()]; after the run
-#' `price_data` holds the price of the tokens the provider reported.
+#' `price_data` holds the price of the tokens the provider reported. Requests that share a prompt
+#' carry a `prompt_cache_key` naming it, and the repetitions of a record are sent once its first
+#' answer has arrived; cached input tokens (`prompt_tokens_details.cached_tokens`) are priced at the
+#' cached-input price of [model_prizes] (see "Prompt caching" in [tabscreen_a.tools()]).
 #'
 #' @inheritSection tabscreen_a.tools Repetitions and aggregation
 #'

@@ -191,7 +191,8 @@ show_progress <- function(bar, st) {
 
 # The run's price rows: the whole run's price, and the part of it this call spent.
 price_rows <- function(rows) {
-  prices <- c("input_price_dollar", "output_price_dollar", "spent_input_price_dollar", "spent_output_price_dollar")
+  prices <- c("input_price_dollar", "output_price_dollar", "spent_input_price_dollar", "spent_output_price_dollar",
+    "cached_input_tokens", "cache_write_tokens", "cache_saving_dollar")
   if (length(rows) == 0 || (is.data.frame(rows) && nrow(rows) == 0)) {
     empty <- data.frame(promptid = integer(), model = character(), iterations = integer())
     empty[prices] <- list(double())
@@ -216,6 +217,18 @@ engine_max_active <- function() {
                  class = c("tabscreen_error_option", "tabscreen_error"))
   }
   as.integer(n)
+}
+
+# Whether the run uses the providers' prompt caches (option tabscreen.cache, default TRUE): requests
+# laid out for the cache (provider B's breakpoints, A's and C's prompt_cache_key) and a record's
+# repetitions sent once its first answer has arrived. FALSE sends every request as before issue 11.
+engine_cache <- function() {
+  x <- getOption("tabscreen.cache", TRUE)
+  if (!rlang::is_bool(x)) {
+    rlang::abort("Option `tabscreen.cache` must be TRUE or FALSE.",
+                 class = c("tabscreen_error_option", "tabscreen_error"))
+  }
+  x
 }
 
 # The timeout of one request, in seconds: option tabscreen.timeout, default 120. A screening answer

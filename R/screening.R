@@ -120,15 +120,18 @@ check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
 
 # The "models" entries of the run options: name, reps and rpm, then the fields the registry names
 # for the provider (model_fields): the request settings its policy decided (model_settings()) and
-# the prices.
+# the prices. Each model's minimum cacheable prefix (rules column min_cache_tokens) rides along as
+# the attribute "cache_min_tokens", which screening_options() sends as the run option of that name.
 model_options <- function(provider, models, settings, reps, rpm) {
   fields <- unlist(provider_info(provider)$model_fields)
-  lapply(seq_len(nrow(models)), function(i) {
+  out <- lapply(seq_len(nrow(models)), function(i) {
     prices <- list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i],
       price_cache_write = models$price_cache_write[i], price_out = models$price_out[i])
     values <- c(settings[[i]], prices)
     c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields])
   })
+  attr(out, "cache_min_tokens") <- models$min_cache_tokens %||% rep(NA_integer_, nrow(models))
+  out
 }
 
 # The run options of ARCHITECTURE.md. `top_p` is numeric() for a provider without top_p (B);
@@ -140,7 +143,7 @@ screening_options <- function(provider, api_url, prompt, models, grid, top_p, ro
       provider = provider,
       api_url = api_url,
       prompts = I(prompt),
-      models = models,
+      models = `attr<-`(models, "cache_min_tokens", NULL),
       rpm = if (grid$rpm_shared) grid$rpm[[1]] else NULL,
       top_p = I(top_p),
       role = role,
@@ -152,7 +155,9 @@ screening_options <- function(provider, api_url, prompt, models, grid, top_p, ro
       max_tries = max_tries,
       max_seconds = max_seconds,
       max_active = engine_max_active(),
-      timeout_seconds = engine_timeout()
+      timeout_seconds = engine_timeout(),
+      cache = engine_cache(),
+      cache_min_tokens = I(attr(models, "cache_min_tokens"))
     ),
     extra,
     list(jobs = NULL)
@@ -281,9 +286,12 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
 # The price_data of a result being repaired, as the engine adds to it (promptid for prompt).
 merge_price_rows <- function(price) {
   if (is.null(price) || nrow(price) == 0) return(list())
+  cache <- attr(price, "cache") %||% list()
   lapply(seq_len(nrow(price)), function(i) {
     list(promptid = as.integer(price$prompt[i]), model = price$model[i], iterations = as.integer(price$iterations[i]),
-      input_price_dollar = price$input_price_dollar[i], output_price_dollar = price$output_price_dollar[i])
+      input_price_dollar = price$input_price_dollar[i], output_price_dollar = price$output_price_dollar[i],
+      cached_input_tokens = cache$cached_input_tokens[i] %||% 0, cache_write_tokens = cache$cache_write_tokens[i] %||% 0,
+      cache_saving_dollar = cache$cache_saving_dollar[i] %||% 0)
   })
 }
 

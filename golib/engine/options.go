@@ -35,7 +35,16 @@ type Options struct {
 	Jobs       []JobKey                   `json:"jobs"`
 	Store      *StoreOptions              `json:"store"`
 	Result     *ResultOptions             `json:"result"`
+	// Cache lays requests out for the providers' prompt caches and sends a record's repetitions
+	// once its first answer has arrived; null means true.
+	Cache *bool `json:"cache"`
+	// CacheMinTokens is, by model (in the order of Models), the shortest prefix the provider
+	// caches (min_cache_tokens of the rules table; null: not known).
+	CacheMinTokens []*int `json:"cache_min_tokens"`
 }
+
+// caching tells whether the run uses the providers' prompt caches.
+func (o *Options) caching() bool { return o.Cache == nil || *o.Cache }
 
 // ResultOptions shape the result tables: the aggregation of spec section 3, and what a call that
 // repairs an earlier result (screen_errors()) merges into it.
@@ -128,6 +137,7 @@ func (o *Options) settings() provider.Settings {
 		ToolChoice:  o.ToolChoice,
 		ExtraBody:   o.ExtraBody,
 		MaxTokens:   o.MaxTokens,
+		Cache:       o.caching(),
 	}
 }
 

@@ -244,7 +244,8 @@ func mergePrices(old, call []PriceRow) []PriceRow {
 	out := make([]PriceRow, 0, len(old)+len(call))
 	for _, p := range old {
 		index[key{p.PromptID, p.Model, p.Iterations}] = len(out)
-		out = append(out, PriceRow{PromptID: p.PromptID, Model: p.Model, Iterations: p.Iterations, Input: p.Input, Output: p.Output})
+		out = append(out, PriceRow{PromptID: p.PromptID, Model: p.Model, Iterations: p.Iterations, Input: p.Input, Output: p.Output,
+			CachedTokens: p.CachedTokens, CacheWriteTokens: p.CacheWriteTokens, CacheSaving: p.CacheSaving})
 	}
 	for _, p := range call {
 		k := key{p.PromptID, p.Model, p.Iterations}
@@ -253,8 +254,15 @@ func mergePrices(old, call []PriceRow) []PriceRow {
 			g = len(out)
 			index[k] = g
 			zero := 0.0
-			out = append(out, PriceRow{PromptID: p.PromptID, Model: p.Model, Iterations: p.Iterations, Input: &zero, Output: &zero})
+			saving := 0.0
+			out = append(out, PriceRow{PromptID: p.PromptID, Model: p.Model, Iterations: p.Iterations, Input: &zero, Output: &zero,
+				CacheSaving: &saving})
 		}
+		// The cache tokens of the jobs this call re-sent (the tokens screen_errors() carries over
+		// from error_data have no cache split, so only this call's count).
+		out[g].CachedTokens += p.CachedTokens
+		out[g].CacheWriteTokens += p.CacheWriteTokens
+		out[g].CacheSaving = add(out[g].CacheSaving, p.CacheSaving)
 		out[g].Input, out[g].Output = add(out[g].Input, p.SpentInput), add(out[g].Output, p.SpentOutput)
 		out[g].SpentInput, out[g].SpentOutput = p.SpentInput, p.SpentOutput
 	}

@@ -52,6 +52,7 @@ type Run struct {
 
 	records     int
 	questions   []string // prompt-major: questions[p*records+r]
+	cache       *cacheLayout
 	jobs        []job
 	results     []result
 	blankFields int
@@ -173,8 +174,12 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		return nil, err
 	}
 	r.results = make([]result, len(r.jobs))
-	for _, m := range opts.Models {
-		r.models = append(r.models, m.model())
+	for i, m := range opts.Models {
+		pm := m.model()
+		if i < len(opts.CacheMinTokens) && opts.CacheMinTokens[i] != nil {
+			pm.CacheMinTokens = *opts.CacheMinTokens[i]
+		}
+		r.models = append(r.models, pm)
 		r.prices = append(r.prices, m.prices())
 	}
 	r.pacers = newPacers(opts, r.clock)
@@ -253,11 +258,16 @@ func (r *Run) dispatch() {
 	var wg sync.WaitGroup
 	defer r.finish(&wg)
 	defer guard.Recover(r.internalError)
-	for i := range r.jobs {
-		if r.results[i].done { // answered in the store by an earlier call
-			continue
-		}
+	// Jobs answered in the store by an earlier call are not sent (newDispatchQueue leaves them out).
+	r.cache = newCacheLayout(r.opts, r.jobs, r.results)
+	q := newDispatchQueue(r.jobs, r.results, r.cache, r.opts.caching())
+	for {
 		if err := r.sem.Acquire(r.ctx, 1); err != nil {
+			break
+		}
+		i, ok := q.take(r.ctx)
+		if !ok {
+			r.sem.Release(1)
 			break
 		}
 		wg.Add(1)
@@ -265,6 +275,7 @@ func (r *Run) dispatch() {
 			defer wg.Done()
 			defer guard.Recover(func(err error) { r.jobPanicked(i, err) })
 			defer r.sem.Release(1)
+			defer q.ended(i)
 			r.work(i)
 		}(i)
 	}

@@ -232,6 +232,11 @@ type PriceRow struct {
 	Output      *float64 `json:"output_price_dollar"`
 	SpentInput  *float64 `json:"spent_input_price_dollar"`
 	SpentOutput *float64 `json:"spent_output_price_dollar"`
+	// The whole run's input tokens read from and written to the provider's prompt cache, and what
+	// the cache saved (null when the input price is unknown).
+	CachedTokens     int64    `json:"cached_input_tokens"`
+	CacheWriteTokens int64    `json:"cache_write_tokens"`
+	CacheSaving      *float64 `json:"cache_saving_dollar"`
 }
 
 // Prices sums the cost per prompt x model x iterations, without rounding.
@@ -241,7 +246,7 @@ func (r *Run) Prices() []PriceRow {
 	}
 	index := map[key]int{}
 	var rows []PriceRow
-	var sums [][4]float64 // input, output, spent input, spent output
+	var sums [][5]float64 // input, output, spent input, spent output, cache saving
 	known := []bool{}
 	for i, j := range r.jobs {
 		k := key{j.prompt, j.model}
@@ -251,11 +256,16 @@ func (r *Run) Prices() []PriceRow {
 			index[k] = g
 			rows = append(rows, PriceRow{PromptID: j.prompt + 1, Model: r.opts.Models[j.model].Name,
 				Iterations: int32(r.opts.Models[j.model].Reps)})
-			sums = append(sums, [4]float64{})
+			sums = append(sums, [5]float64{})
 			known = append(known, true)
 		}
 		res := &r.results[i]
-		in, out, ok := r.prices[j.model].Cost(res.spent())
+		spent := res.spent()
+		rows[g].CachedTokens += spent.Cached
+		rows[g].CacheWriteTokens += spent.CacheWrite
+		saving, _ := r.prices[j.model].CacheSaving(spent)
+		sums[g][4] += saving
+		in, out, ok := r.prices[j.model].Cost(spent)
 		spentIn, spentOut, _ := r.prices[j.model].Cost(res.billed.unpack())
 		if !ok {
 			known[g] = false
@@ -270,6 +280,7 @@ func (r *Run) Prices() []PriceRow {
 		if known[g] {
 			s := sums[g]
 			rows[g].Input, rows[g].Output, rows[g].SpentInput, rows[g].SpentOutput = &s[0], &s[1], &s[2], &s[3]
+			rows[g].CacheSaving = &s[4]
 		}
 	}
 	return rows

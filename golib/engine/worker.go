@@ -52,6 +52,9 @@ func (r *Run) runJob(i int, t *jobTrace) {
 	j := r.jobs[i]
 	res := &r.results[i]
 	call := r.call(j)
+	if r.cache != nil {
+		call.RecordReuse = int(r.cache.groupSize[r.cache.group[i]])
+	}
 	req, err := r.adapter.Request(call)
 	t.request = req.Body
 	if err != nil {
@@ -142,6 +145,10 @@ func (r *Run) runJob(i int, t *jobTrace) {
 
 func (r *Run) call(j job) *provider.Call {
 	c := &provider.Call{Model: r.models[j.model], Question: r.questions[int(j.prompt)*r.records+int(j.record)]}
+	if l := r.cache; l != nil {
+		c.PrefixLen, c.CacheKey = l.prefixLen[j.prompt], l.keys[j.prompt]
+		c.PromptReuse = int(l.promptReuse[int(j.prompt)*len(r.models)+int(j.model)])
+	}
 	if j.topP >= 0 {
 		c.TopP, c.HasTopP = r.opts.TopP[j.topP], true
 	}

@@ -111,6 +111,9 @@ func extractAnthropic(body map[string]any, rc *runtimeConfig) *chatRequest {
 		}
 	}
 	req.thinking = anthropicThinks(body, rc)
+	if rc.PromptCache {
+		req.cache, req.cacheExplicit = anthropicCachePoints(body, req.model), true
+	}
 	return req
 }
 
@@ -265,8 +268,10 @@ func (a *anthropic) writeAnswer(w http.ResponseWriter, req *chatRequest, ans *an
 		resp.StopReason = "end_turn"
 	}
 	u := &resp.Usage
-	u.InputTokens = ans.promptTokens - ans.cachedTokens
+	u.InputTokens = ans.promptTokens - ans.cachedTokens - ans.cacheWriteTokens
 	u.CacheReadInputTokens = ans.cachedTokens
+	u.CacheCreationInputTokens = ans.cacheWriteTokens
+	u.CacheCreation.Ephemeral5m = ans.cacheWriteTokens
 	u.OutputTokens = ans.completionTokens
 	u.ServiceTier = "standard"
 

@@ -127,6 +127,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	}
 	c.valid.Add(1)
 	pc.valid.Add(1)
+	if req.flex && rc.flexLeft != nil && rc.flexLeft.Add(-1) >= 0 {
+		fail(&failure{kind: failFlexUnavailable})
+		return
+	}
+	req.cacheRead, req.cacheWrite = s.cache.lookup(req.cache, req.cacheExplicit, now)
 
 	fault = protocolFault(p, s.pickFault(rc, req, seq))
 	ctx := r.Context()
@@ -305,6 +310,11 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 	}
 	a.promptTokens = req.promptSize/4 + 3*req.messages + 3
 	a.cachedTokens = int(float64(a.promptTokens) * rc.CachedFraction)
+	if rc.CachedFraction == 0 && len(req.cache) > 0 {
+		a.cachedTokens = min(req.cacheRead, a.promptTokens)
+		a.cacheWriteTokens = min(req.cacheWrite, a.promptTokens-a.cachedTokens)
+		s.cache.store(req.cache, time.Now())
+	}
 	a.reasoningTokens = rc.ReasoningTokens * n
 	a.completionTokens = completion + a.reasoningTokens
 	return a
@@ -328,7 +338,7 @@ func failureStatus(k failureKind) int {
 		return http.StatusMethodNotAllowed
 	case failTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case failRateLimit, failConcurrency, failQuota:
+	case failRateLimit, failConcurrency, failQuota, failFlexUnavailable:
 		return http.StatusTooManyRequests
 	case failServer:
 		return http.StatusInternalServerError

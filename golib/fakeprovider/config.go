@@ -94,8 +94,14 @@ type Config struct {
 	TPM int64 `json:"tpm"`
 	// ReasoningTokens are added to every answer's completion tokens.
 	ReasoningTokens int `json:"reasoning_tokens"`
-	// CachedFraction of the prompt tokens is reported as cached.
+	// CachedFraction of the prompt tokens is reported as cached (instead of the prompt cache).
 	CachedFraction float64 `json:"cached_fraction"`
+	// PromptCache reports cached (and, for Anthropic, cache-write) tokens as each provider's cache
+	// would (cache.go). Off by default, so that every prompt token is priced alike.
+	PromptCache bool `json:"prompt_cache"`
+	// FlexUnavailableN answers the next N OpenAI requests with service_tier "flex" with flex
+	// processing's 429 "resource unavailable".
+	FlexUnavailableN int `json:"flex_unavailable_n"`
 	// AllowUnknownFields accepts top-level request fields the specification
 	// does not define (the real service rejects them).
 	AllowUnknownFields bool `json:"allow_unknown_fields"`
@@ -259,6 +265,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReasoningTokens < 0 {
 		bad("reasoning_tokens must be >= 0")
+	}
+	if c.FlexUnavailableN < 0 {
+		bad("flex_unavailable_n must be at least 0")
 	}
 	if !finite(c.CachedFraction) || c.CachedFraction < 0 || c.CachedFraction > 1 {
 		bad("cached_fraction must be in [0, 1]")

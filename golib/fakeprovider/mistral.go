@@ -75,6 +75,9 @@ func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatR
 	}
 	req := m.extract(obj)
 	req.argsObject = rc.MistralArgsAsObject
+	if key, _ := obj["prompt_cache_key"].(string); rc.PromptCache && key != "" {
+		req.cache = chatCachePoints(obj, req.model, key)
+	}
 	return req, nil
 }
 
@@ -229,6 +232,13 @@ type miUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// PromptTokensDetails is sent only when a prompt_cache_key request read the cache: the chat
+	// schema's UsageInfo does not define it, Mistral's answers carry it (providers.md 3.3).
+	PromptTokensDetails *miTokenDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type miTokenDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // mistralThinks: with a high reasoning effort the content is a list of
@@ -273,6 +283,9 @@ func (m *mistral) writeAnswer(w http.ResponseWriter, req *chatRequest, a *answer
 	}
 	resp.Usage = miUsage{PromptTokens: a.promptTokens, CompletionTokens: a.completionTokens,
 		TotalTokens: a.promptTokens + a.completionTokens}
+	if a.cachedTokens > 0 {
+		resp.Usage.PromptTokensDetails = &miTokenDetails{CachedTokens: a.cachedTokens}
+	}
 
 	writeAnswer(w, resp, a.fault, nil, func() { m.writeFailure(w, &failure{kind: failServer}) })
 }

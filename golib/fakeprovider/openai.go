@@ -64,7 +64,12 @@ func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRe
 	if f := checkOpenAIRules(obj); f != nil {
 		return nil, f
 	}
-	return o.extract(obj), nil
+	req := o.extract(obj)
+	req.flex = obj["service_tier"] == "flex"
+	if rc.PromptCache {
+		req.cache = chatCachePoints(obj, req.model, "")
+	}
+	return req, nil
 }
 
 // functionTools returns the function tools of a tools array, in order.
@@ -196,6 +201,10 @@ func (o *openAI) writeFailure(w http.ResponseWriter, f *failure) {
 		e.Message = "Request timed out."
 	case failTooLarge:
 		e.Message = "Request too large."
+	case failFlexUnavailable:
+		code = "resource_unavailable"
+		e.Message = "Resource unavailable: flex processing has no capacity for this model at the moment. " +
+			"Retry later, or send the request without service_tier \"flex\"."
 	}
 	if f.param != "" {
 		p := f.param

@@ -67,21 +67,22 @@ type pathOwner interface {
 type failureKind int
 
 const (
-	failInvalidRequest failureKind = iota // 400: body or parameters invalid
-	failMissingKey                        // 401: no credential
-	failInvalidKey                        // 401: credential declared invalid
-	failNotFound                          // 404: unknown path
-	failMethod                            // 405: wrong method
-	failTooLarge                          // 413: body too large
-	failRateLimit                         // 429: over the request rate (enforced or injected)
-	failConcurrency                       // 429: too many requests in flight
-	failQuota                             // 429: out of quota, do not retry
-	failServer                            // 500
-	failBadGateway                        // 502
-	failUnavailable                       // 503
-	failTimeout                           // 504
-	failValidation                        // 422: body does not match the schema (Mistral)
-	failOverloaded                        // 529: overloaded (Anthropic)
+	failInvalidRequest  failureKind = iota // 400: body or parameters invalid
+	failMissingKey                         // 401: no credential
+	failInvalidKey                         // 401: credential declared invalid
+	failNotFound                           // 404: unknown path
+	failMethod                             // 405: wrong method
+	failTooLarge                           // 413: body too large
+	failRateLimit                          // 429: over the request rate (enforced or injected)
+	failConcurrency                        // 429: too many requests in flight
+	failQuota                              // 429: out of quota, do not retry
+	failServer                             // 500
+	failBadGateway                         // 502
+	failUnavailable                        // 503
+	failTimeout                            // 504
+	failValidation                         // 422: body does not match the schema (Mistral)
+	failOverloaded                         // 529: overloaded (Anthropic)
+	failFlexUnavailable                    // 429: flex processing has no capacity now (OpenAI)
 )
 
 // failure is an error response before the protocol words it.
@@ -110,6 +111,12 @@ type chatRequest struct {
 	thinking   bool     // Anthropic: the model thinks (a thinking block precedes the answer)
 	effort     string   // Mistral: the requested reasoning_effort ("" if none)
 	argsObject bool     // Mistral: send tool arguments as a JSON object, not a string
+	flex       bool     // OpenAI: service_tier "flex"
+
+	cache         []cachePoint // prefixes the provider may cache (cache.go)
+	cacheExplicit bool         // the request writes its last point (Anthropic)
+	cacheRead     int          // tokens read from the cache, looked up on arrival
+	cacheWrite    int          // tokens written to the cache
 }
 
 // toolDef is a function tool the fake calls.
@@ -130,5 +137,6 @@ type answer struct {
 	promptTokens     int
 	completionTokens int
 	cachedTokens     int
+	cacheWriteTokens int
 	reasoningTokens  int
 }

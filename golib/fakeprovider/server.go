@@ -29,6 +29,8 @@ type Server struct {
 	recent   recentRing
 	buckets  headerBuckets
 
+	cache promptCache
+
 	occMu sync.Mutex
 	occ   map[uint64]uint64 // answers given so far per user text
 
@@ -56,6 +58,7 @@ type runtimeConfig struct {
 	faultCum      []float64
 	invalidKeys   map[string]bool
 	failFirst     *atomic.Int64 // remaining scripted faults
+	flexLeft      *atomic.Int64 // remaining flex "resource unavailable" answers
 	failFirstKind string
 	failMatching  []*matchRule
 }
@@ -115,6 +118,12 @@ func (s *Server) compile(c Config, old *runtimeConfig, patched map[string]bool) 
 		rc.failFirst = new(atomic.Int64)
 		rc.failFirst.Store(int64(c.FailFirstN.N))
 		rc.failFirstKind = c.FailFirstN.Kind
+	}
+	if old != nil && !patched["flex_unavailable_n"] {
+		rc.flexLeft = old.flexLeft
+	} else {
+		rc.flexLeft = new(atomic.Int64)
+		rc.flexLeft.Store(int64(c.FlexUnavailableN))
 	}
 	if old != nil && !patched["fail_matching"] {
 		rc.failMatching = old.failMatching

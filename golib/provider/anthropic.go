@@ -113,17 +113,21 @@ func (a *anthropic) body(c *Call) ([]byte, error) {
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokensB
 	}
+	system := ""
+	if a.builtin && !c.Model.ForcedTool {
+		system = fmt.Sprintf(toolInstructionFmt, a.s.Builtin.Name)
+	}
 	fields := []field{
 		{"model", c.Model.Name},
 		{"max_tokens", maxTokens},
-		{"messages", []map[string]string{{"role": a.s.Role, "content": c.Question}}},
+		{"messages", []map[string]any{{"role": a.s.Role, "content": a.content(c, len(system))}}},
 		{"tools", a.toolsJSON},
 	}
 	if a.builtin {
 		choice := map[string]any{"type": "tool", "name": a.s.Builtin.Name, "disable_parallel_tool_use": true}
 		if !c.Model.ForcedTool {
 			choice = map[string]any{"type": "auto", "disable_parallel_tool_use": true}
-			fields = append(fields, field{"system", fmt.Sprintf(toolInstructionFmt, a.s.Builtin.Name)})
+			fields = append(fields, field{"system", system})
 		}
 		fields = append(fields, field{"tool_choice", choice})
 	}
@@ -134,6 +138,42 @@ func (a *anthropic) body(c *Call) ([]byte, error) {
 		fields = append(fields, field{"output_config", map[string]string{"effort": c.Model.ReasoningEffort}})
 	}
 	return mergeBody(fields, a.s.ExtraBody)
+}
+
+type textBlock struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+// content is the user message: the question as one string, or, when a cache breakpoint pays, the
+// prompt and the record as two text blocks with a breakpoint after the prompt (its prefix of
+// tools, system and prompt is shared by every record) and/or after the record (the whole request,
+// shared by the record's repetitions). The cache reads the prefix in the order tools, system,
+// messages; a breakpoint pays when its prefix reaches the model's minimum and at least two
+// requests send it (cachePays). A write costs 1.25x input, a read 0.1x.
+func (a *anthropic) content(c *Call, systemBytes int) any {
+	if !a.s.Cache || c.PrefixLen <= 0 {
+		return c.Question
+	}
+	shared := len(a.toolsJSON) + systemBytes
+	atPrompt := cachePays(c.Model, shared+c.PrefixLen, c.PromptReuse)
+	atRecord := cachePays(c.Model, shared+len(c.Question), c.RecordReuse)
+	if !atPrompt && !atRecord {
+		return c.Question
+	}
+	blocks := []textBlock{{Type: "text", Text: c.promptPart()}, {Type: "text", Text: c.recordPart()}}
+	if atPrompt {
+		blocks[0].CacheControl = &cacheControl{Type: "ephemeral"}
+	}
+	if atRecord {
+		blocks[1].CacheControl = &cacheControl{Type: "ephemeral"}
+	}
+	return blocks
 }
 
 type anthropicResponse struct {

@@ -27,6 +27,9 @@ type dialect struct {
 	finishFailures map[string]bool
 	// errorMessage reads the provider's error body.
 	errorMessage func(status int, body []byte) string
+	// retryFirst, when set, names the error responses that are retried whatever else they say
+	// (OpenAI flex's 429 "resource unavailable").
+	retryFirst func(r Response) bool
 }
 
 type chat struct {
@@ -144,6 +147,11 @@ func (a *chat) body(c *Call) ([]byte, error) {
 	if c.HasSeed {
 		fields = append(fields, field{a.d.seedField, c.Seed})
 	}
+	// Both protocols cache a repeated prefix of the request by themselves; prompt_cache_key (in
+	// both published request schemas) sends the requests of one prompt to the same cache.
+	if a.s.Cache && c.CacheKey != "" && c.PromptReuse >= 2 {
+		fields = append(fields, field{"prompt_cache_key", c.CacheKey})
+	}
 	return mergeBody(fields, a.s.ExtraBody)
 }
 
@@ -165,7 +173,8 @@ type chatResponse struct {
 		PromptTokens        int64 `json:"prompt_tokens"`
 		CompletionTokens    int64 `json:"completion_tokens"`
 		PromptTokensDetails *struct {
-			CachedTokens int64 `json:"cached_tokens"`
+			CachedTokens     int64 `json:"cached_tokens"`
+			CacheWriteTokens int64 `json:"cache_write_tokens"`
 		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
@@ -184,6 +193,7 @@ func (a *chat) parse(c *Call, body []byte) Outcome {
 		o.Usage = screen.Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens}
 		if r.Usage.PromptTokensDetails != nil {
 			o.Usage.Cached = r.Usage.PromptTokensDetails.CachedTokens
+			o.Usage.CacheWrite = r.Usage.PromptTokensDetails.CacheWriteTokens
 		}
 	}
 	if len(r.Choices) == 0 {
@@ -215,6 +225,11 @@ func (a *chat) parse(c *Call, body []byte) Outcome {
 
 func (a *chat) Classify(r Response, now time.Time) Failure {
 	message := a.d.errorMessage(r.Status, r.Body)
+	if a.d.retryFirst != nil && a.d.retryFirst(r) {
+		f := Failure{Verdict: Retry, Message: message}
+		f.Wait, f.HasWait = RetryAfter(r.Header, now)
+		return f
+	}
 	if f, stop := bearerStop(r, message); stop {
 		return f
 	}

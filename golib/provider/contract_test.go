@@ -43,11 +43,13 @@ type fixtureSettings struct {
 	ToolChoice json.RawMessage            `json:"tool_choice"`
 	ExtraBody  map[string]json.RawMessage `json:"extra_body"`
 	MaxTokens  int                        `json:"max_tokens"`
+	Cache      bool                       `json:"cache,omitempty"`
 }
 
 func (f fixtureSettings) settings() Settings {
 	return Settings{URL: f.URL, Role: f.Role, Builtin: screen.BuiltinTool(f.Builtin[0], f.Builtin[1], f.Builtin[2]),
-		CustomTools: f.Tools, ToolChoice: f.ToolChoice, ExtraBody: f.ExtraBody, MaxTokens: f.MaxTokens, APIKey: contractKey}
+		CustomTools: f.Tools, ToolChoice: f.ToolChoice, ExtraBody: f.ExtraBody, MaxTokens: f.MaxTokens, APIKey: contractKey,
+		Cache: f.Cache}
 }
 
 type fixtureCall struct {
@@ -55,11 +57,17 @@ type fixtureCall struct {
 	Question string   `json:"question"`
 	TopP     *float64 `json:"top_p"`
 	Seed     *int64   `json:"seed"`
+	// The cache layout (Call): the prompt's length in the question, the requests sharing it.
+	PrefixLen   int    `json:"prefix_len,omitempty"`
+	PromptReuse int    `json:"prompt_reuse,omitempty"`
+	RecordReuse int    `json:"record_reuse,omitempty"`
+	CacheKey    string `json:"cache_key,omitempty"`
 }
 
 func (f fixtureCall) call() *Call {
 	m := f.Model
-	c := &Call{Model: &m, Question: f.Question}
+	c := &Call{Model: &m, Question: f.Question, PrefixLen: f.PrefixLen, PromptReuse: f.PromptReuse,
+		RecordReuse: f.RecordReuse, CacheKey: f.CacheKey}
 	if f.TopP != nil {
 		c.TopP, c.HasTopP = *f.TopP, true
 	}

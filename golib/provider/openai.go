@@ -7,7 +7,9 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 )
 
 var openAIDescriptor = Descriptor{
@@ -21,7 +23,7 @@ var openAIDescriptor = Descriptor{
 			Reset: []string{"x-ratelimit-reset-tokens"}},
 		ResetFormat: "duration",
 	},
-	ModelFields:   []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_out"},
+	ModelFields:   []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_cache_write", "price_out"},
 	SettingFields: []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
 	Policy:        openAIPolicy,
 	Probe:         openAIProbe,
@@ -34,6 +36,28 @@ var openAIDialect = dialect{
 	sendVerbosity:  true,
 	finishFailures: map[string]bool{"length": false, "content_filter": false},
 	errorMessage:   openAIErrorMessage,
+	retryFirst:     flexUnavailable,
+}
+
+// flexUnavailable is flex processing's 429 "resource unavailable": no capacity at the moment, not
+// an exhausted quota, so it is retried with back-off (and not billed).
+func flexUnavailable(r Response) bool {
+	if r.Status != http.StatusTooManyRequests {
+		return false
+	}
+	var e struct {
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(r.Body, &e) != nil || e.Error == nil {
+		return false
+	}
+	code, _ := e.Error.Code.(string)
+	return code == "resource_unavailable" || e.Error.Type == "resource_unavailable" ||
+		strings.Contains(strings.ToLower(e.Error.Message), "resource unavailable")
 }
 
 // openAIProbe asks for at most 16 tokens, with the cheapest reasoning setting the model takes.

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -27,16 +28,64 @@ type Model struct {
 	// ForcedTool is false for models that reject a forced tool choice: they are asked with
 	// tool_choice auto and an instruction, and a reply without the call is a failed attempt.
 	ForcedTool bool
+	// CacheMinTokens is the shortest prefix the provider caches for this model (its rules), 0 when
+	// unknown; the adapter then assumes defaultCacheMinTokens.
+	CacheMinTokens int
 }
 
+// defaultCacheMinTokens is the cache minimum assumed for a model without rules.
+const defaultCacheMinTokens = 1024
+
 // Call is one request: one question to one model.
+//
+// The question starts with the prompt (its first PrefixLen bytes), shared by every record of the
+// prompt; the record follows. PromptReuse counts the requests of the run that send this prompt to
+// this model, RecordReuse those that send this whole question (the repetitions and top_p values
+// of a record): the adapter decides from them whether marking a prefix for the provider's cache
+// pays. CacheKey names the prompt for providers that route by a cache key.
+
 type Call struct {
-	Model    *Model
-	Question string
-	TopP     float64
-	HasTopP  bool
-	Seed     int64
-	HasSeed  bool
+	Model       *Model
+	Question    string
+	TopP        float64
+	HasTopP     bool
+	Seed        int64
+	HasSeed     bool
+	PrefixLen   int
+	PromptReuse int
+	RecordReuse int
+	CacheKey    string
+}
+
+// promptPart and recordPart split the question after its prompt; the record part loses the blank
+// line that joined the two.
+func (c *Call) promptPart() string {
+	if c.PrefixLen <= 0 || c.PrefixLen > len(c.Question) {
+		return ""
+	}
+	return c.Question[:c.PrefixLen]
+}
+
+func (c *Call) recordPart() string {
+	if c.PrefixLen <= 0 || c.PrefixLen > len(c.Question) {
+		return c.Question
+	}
+	return strings.TrimLeft(c.Question[c.PrefixLen:], "\n")
+}
+
+// cacheTokens is the rough token count of a prefix of that many bytes (about four per token, as
+// the price estimate counts).
+func cacheTokens(bytes int) int { return bytes / 4 }
+
+// cachePays tells whether marking a prefix for the cache pays: it is long enough to be cached
+// for the model, and at least two requests send it (a write costs more than plain input; a
+// single read makes up for it).
+func cachePays(m *Model, prefixBytes, reuse int) bool {
+	minTokens := m.CacheMinTokens
+	if minTokens <= 0 {
+		minTokens = defaultCacheMinTokens
+	}
+	return reuse >= 2 && cacheTokens(prefixBytes) >= minTokens
 }
 
 // Settings are the request settings shared by every call of a run.
@@ -52,6 +101,9 @@ type Settings struct {
 	// ExtraBody holds the fields passed through the R function's `...`; they override ours.
 	ExtraBody map[string]json.RawMessage
 	MaxTokens int
+	// Cache: lay requests out for the provider's prompt cache (breakpoints, cache keys). False
+	// with options(tabscreen.cache = FALSE).
+	Cache bool
 	// APIKey goes into the headers of every request; it is never written anywhere else.
 	APIKey string
 }

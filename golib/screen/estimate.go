@@ -37,6 +37,8 @@ type EstimateInput struct {
 	TopPs       int             `json:"top_p_values"`
 	Description bool            `json:"decision_description"`
 	Models      []EstimateModel `json:"models"`
+	// Cache: the run uses the providers' prompt caches (options(tabscreen.cache)).
+	Cache bool `json:"cache"`
 }
 
 // EstimateModel is one model of the estimate.
@@ -45,6 +47,11 @@ type EstimateModel struct {
 	Reps     float64  `json:"reps"`
 	PriceIn  *float64 `json:"price_in"`
 	PriceOut *float64 `json:"price_out"`
+	// The cache's prices (null: the input price) and the model's minimum cacheable prefix (null:
+	// DefaultCacheMinTokens).
+	PriceCachedIn   *float64 `json:"price_cached_in"`
+	PriceCacheWrite *float64 `json:"price_cache_write"`
+	CacheMinTokens  *float64 `json:"cache_min_tokens"`
 	// Settings are the model's request settings (provider.ModelSettings): its allowance_effort,
 	// where the settings have that field, else its reasoning_effort sizes the reasoning of its
 	// answers (null: none).
@@ -63,11 +70,47 @@ func (m EstimateModel) effort() string {
 
 // EstimateRow is one model's estimate; Price is nil when a price is unknown.
 type EstimateRow struct {
-	Model        string   `json:"model"`
-	Requests     float64  `json:"requests"`
-	InputTokens  float64  `json:"input_tokens"`
-	OutputTokens float64  `json:"output_tokens"`
-	Price        *float64 `json:"price"`
+	Model        string  `json:"model"`
+	Requests     float64 `json:"requests"`
+	InputTokens  float64 `json:"input_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
+	// CachedTokens and CacheWriteTokens are the part of InputTokens expected to be read from and
+	// written to the prompt cache.
+	CachedTokens     float64  `json:"cached_tokens"`
+	CacheWriteTokens float64  `json:"cache_write_tokens"`
+	Price            *float64 `json:"price"`
+}
+
+// DefaultCacheMinTokens is the shortest prefix a provider caches when the model's is not known.
+const DefaultCacheMinTokens = 1024
+
+// cacheCounts are a model's expected cache reads and writes. A prompt's prefix (tool schema and
+// prompt, promptTokens) that reaches the model's minimum is written by the run's first request and
+// read by every later one; a record's whole request that reaches it is written by the record's
+// first request and read by its other repetitions and top_p values (perRecord requests in all).
+// Providers without a write price bill writes as input.
+func cacheCounts(m EstimateModel, promptTokens []float64, records, recordTokens, perRecord float64) (read, written float64) {
+	minTokens := float64(DefaultCacheMinTokens)
+	if m.CacheMinTokens != nil {
+		minTokens = *m.CacheMinTokens
+	}
+	for _, p := range promptTokens {
+		requests := records * perRecord
+		promptCached := p >= minTokens && requests >= 2
+		if perRecord >= 2 && p+recordTokens >= minTokens {
+			part := recordTokens // the prompt's part is counted below when it is cached alone
+			if !promptCached {
+				part += p
+			}
+			read += records * (perRecord - 1) * part
+			written += records * part
+		}
+		if promptCached {
+			read += (requests - 1) * p
+			written += p
+		}
+	}
+	return read, written
 }
 
 // Estimate is the pre-run price estimate: input tokens about one per four characters of prompt
@@ -87,8 +130,23 @@ func Estimate(in EstimateInput) []EstimateRow {
 		r := EstimateRow{Model: m.Name, Requests: prompts * n * reps,
 			InputTokens: (perPromptChars/4 + 150*prompts*n) * reps}
 		r.OutputTokens = r.Requests * CompletionAllowance(effort, in.Description)
+		if in.Cache && n > 0 {
+			promptTokens := make([]float64, len(in.Prompts))
+			for p, text := range in.Prompts {
+				promptTokens[p] = float64(utf8.RuneCountInString(text))/4 + 150
+			}
+			r.CachedTokens, r.CacheWriteTokens = cacheCounts(m, promptTokens, n, in.RecordChars/n/4, reps)
+		}
 		if m.PriceIn != nil && m.PriceOut != nil {
-			p := (r.InputTokens**m.PriceIn + r.OutputTokens**m.PriceOut) / 1e6
+			cachedRate, writeRate := *m.PriceIn, *m.PriceIn
+			if m.PriceCachedIn != nil {
+				cachedRate = *m.PriceCachedIn
+			}
+			if m.PriceCacheWrite != nil {
+				writeRate = *m.PriceCacheWrite
+			}
+			fresh := r.InputTokens - r.CachedTokens - r.CacheWriteTokens
+			p := (fresh**m.PriceIn + r.CachedTokens*cachedRate + r.CacheWriteTokens*writeRate + r.OutputTokens**m.PriceOut) / 1e6
 			r.Price = &p
 		}
 		rows[i] = r

@@ -76,3 +76,41 @@ func TestQuestionOfIsQuestionOfTheFields(t *testing.T) {
 		}
 	}
 }
+
+func TestEstimateCountsCacheReadsAndWrites(t *testing.T) {
+	in, cached, write, out := 0.10, 0.01, 0.125, 0.50
+	long := string(make([]byte, 5400)) // 1,350 + 150 tokens of prompt and schema: one prompt of 1,500
+	minB := 512.0
+	model := func(reps float64) EstimateModel {
+		return EstimateModel{Name: "m", Reps: reps, PriceIn: &in, PriceOut: &out, PriceCachedIn: &cached,
+			PriceCacheWrite: &write, CacheMinTokens: &minB}
+	}
+	cases := []struct {
+		name          string
+		prompt        string
+		reps          float64
+		cache         bool
+		read, written float64
+	}{
+		{"caching off", long, 10, false, 0, 0},
+		{"a long prompt, reps 1: read by the records after the first", long, 1, true, 999 * 1500, 1500},
+		{"a long prompt, reps 10: the records' repetitions too", long, 10, true, 9999*1500 + 1000*9*100, 1500 + 1000*100},
+		{"a prompt under the minimum, reps 10: the whole request per record", string(make([]byte, 1200)), 10, true,
+			1000 * 9 * 550, 1000 * 550},
+		{"a short request is not cached", "short", 10, true, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := Estimate(EstimateInput{Prompts: []string{tc.prompt}, Records: 1000, RecordChars: 1000 * 400, TopPs: 1,
+				Cache: tc.cache, Models: []EstimateModel{model(tc.reps)}})
+			r := rows[0]
+			if r.CachedTokens != tc.read || r.CacheWriteTokens != tc.written {
+				t.Fatalf("read %v, written %v; want %v, %v", r.CachedTokens, r.CacheWriteTokens, tc.read, tc.written)
+			}
+			fresh := r.InputTokens - r.CachedTokens - r.CacheWriteTokens
+			if want := (fresh*in + r.CachedTokens*cached + r.CacheWriteTokens*write + r.OutputTokens*out) / 1e6; *r.Price != want {
+				t.Fatalf("price %v, want %v", *r.Price, want)
+			}
+		})
+	}
+}

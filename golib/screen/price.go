@@ -21,6 +21,25 @@ type Prices struct {
 	HasIn, HasCachedIn, HasCacheWrite, HasOut bool
 }
 
+// CacheSaving is what the cache saved on a usage: its cache reads and writes at the input price,
+// less what they cost at their own prices (a write costs more than input, so alone it saves less
+// than nothing). ok is false when the input price is unknown.
+func (p Prices) CacheSaving(u Usage) (saving float64, ok bool) {
+	if !p.HasIn {
+		return 0, false
+	}
+	plain := Prices{In: p.In, Out: p.Out, HasIn: true, HasOut: true}
+	cached, _, _ := p.withOut().Cost(Usage{Prompt: u.Prompt, Cached: u.Cached, CacheWrite: u.CacheWrite})
+	uncached, _, _ := plain.Cost(Usage{Prompt: u.Prompt})
+	return uncached - cached, true
+}
+
+// withOut is p with an output price, so that Cost prices the input of a usage whatever Out is.
+func (p Prices) withOut() Prices {
+	p.HasOut = true
+	return p
+}
+
 // Cost prices a usage exactly, without rounding, so that cheap models are not priced at zero.
 // ok is false when a needed price is unknown.
 func (p Prices) Cost(u Usage) (in, out float64, ok bool) {

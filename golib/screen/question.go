@@ -92,6 +92,10 @@ func writeField(b *strings.Builder, s string, valid bool) {
 	writeCollapsed(b, s)
 }
 
+// PromptText is the prompt as a question starts with it (QuestionOf): the part of every question
+// shared by the records of one prompt.
+func PromptText(prompt string) string { return collapseSpace(prompt) }
+
 // QuestionOf is Question of a record's raw title and abstract, built in one pass: a large
 // screening builds hundreds of thousands of them, and the normalised fields would be garbage.
 func QuestionOf(prompt, title string, titleValid bool, abstract string, abstractValid bool) string {

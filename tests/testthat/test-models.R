@@ -3,7 +3,9 @@ test_that("the rules table is well formed and covers every priced model", {
   expect_s3_class(rules, "data.frame")
   expect_named(rules, c("provider", "model", "reasoning_values", "tools_need_none", "accepts_reasoning_field",
     "accepts_verbosity", "top_p_ok", "force_class", "thinking_default_on", "can_disable_thinking",
-    "thinking_off_efforts", "forced_tool_ok", "sampling_ok", "notes"))
+    "thinking_off_efforts", "forced_tool_ok", "sampling_ok", "min_cache_tokens", "notes"))
+  expect_type(rules$min_cache_tokens, "integer")
+  expect_true(all(rules$min_cache_tokens >= 512))
   expect_false(anyDuplicated(rules[c("provider", "model")]) > 0)
   expect_true(all(rules$force_class[rules$provider == "a"] %in% c("small_default", "small_old", "large")))
   expect_true(all(rules$force_class[rules$provider != "a"] == "standard"))
@@ -28,7 +30,15 @@ test_that("model_prizes holds dated, sourced prices of the three providers", {
   expect_s3_class(model_prizes, "tbl_df")
   expect_named(model_prizes, c("provider", "model", "input_per_million", "cached_input_per_million",
     "output_per_million", "cache_write_5m_per_million", "cache_write_1h_per_million", "long_prompt_above_tokens",
-    "long_input_per_million", "long_cached_input_per_million", "long_output_per_million", "price_date", "source", "notes"))
+    "long_input_per_million", "long_cached_input_per_million", "long_output_per_million",
+    "batch_input_per_million", "batch_cached_input_per_million", "batch_output_per_million",
+    "flex_input_per_million", "flex_cached_input_per_million", "flex_output_per_million", "price_date", "source", "notes"))
+  # batch at half the standard prices for all three providers; flex (provider A) as batch
+  expect_equal(model_prizes$batch_input_per_million, model_prizes$input_per_million / 2)
+  expect_equal(model_prizes$batch_output_per_million, model_prizes$output_per_million / 2)
+  flex <- !is.na(model_prizes$flex_input_per_million)
+  expect_true(all(model_prizes$provider[flex] == "a"))
+  expect_equal(model_prizes$flex_input_per_million[flex], model_prizes$batch_input_per_million[flex])
   expect_setequal(unique(model_prizes$provider), c("a", "b", "c"))
   expect_type(model_prizes$input_per_million, "double")
   expect_type(model_prizes$output_per_million, "double")
