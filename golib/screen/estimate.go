@@ -29,6 +29,17 @@ func CompletionAllowance(effort string, description bool) float64 {
 	return n
 }
 
+// CharsPerToken and RequestTokens are the rule for a request's input tokens before it is sent:
+// about one token per four characters of prompt and record, plus about 150 tokens of tool schema
+// and framing. The price estimate and the engine's token pacing both count by it.
+const (
+	CharsPerToken = 4
+	RequestTokens = 150
+)
+
+// InputTokens is the rule's count for a request whose question has chars characters.
+func InputTokens(chars int) float64 { return float64(chars)/CharsPerToken + RequestTokens }
+
 // EstimateInput is what the pre-run price estimate needs of a screening.
 type EstimateInput struct {
 	Prompts     []string        `json:"prompts"`
@@ -85,7 +96,7 @@ func Estimate(in EstimateInput) []EstimateRow {
 		reps := float64(in.TopPs) * m.Reps
 		effort := m.effort()
 		r := EstimateRow{Model: m.Name, Requests: prompts * n * reps,
-			InputTokens: (perPromptChars/4 + 150*prompts*n) * reps}
+			InputTokens: (perPromptChars/CharsPerToken + RequestTokens*prompts*n) * reps}
 		r.OutputTokens = r.Requests * CompletionAllowance(effort, in.Description)
 		if m.PriceIn != nil && m.PriceOut != nil {
 			p := (r.InputTokens**m.PriceIn + r.OutputTokens**m.PriceOut) / 1e6
