@@ -112,7 +112,7 @@ func (b *tokenBudget) followed() float64 {
 }
 
 // estimator guesses a request's tokens before it is sent: the input by the price estimate's rule
-// (screen.InputTokens), scaled by how the answers' reported prompt tokens compared with the rule
+// (screen.CharTokens) on the request's body, scaled by how the answers' reported prompt tokens compared with the rule
 // so far, plus the mean completion of the answers so far (before the first: the price estimate's
 // allowance).
 type estimator struct {
@@ -124,10 +124,8 @@ type estimator struct {
 	answers    float64
 }
 
-// requestRule is the rule's input tokens of a question.
-func requestRule(question string) float64 {
-	return screen.InputTokens(utf8.RuneCountInString(question))
-}
+// requestRule is the rule's input tokens of a request body.
+func requestRule(body []byte) float64 { return screen.CharTokens(utf8.RuneCount(body)) }
 
 func (e *estimator) estimate(rule float64) float64 {
 	e.mu.Lock()

@@ -192,7 +192,7 @@ func TestEstimateCorrectedByUsage(t *testing.T) {
 			t.Errorf("%s: estimate %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := requestRule("abcdefgh"); got != 2+screen.RequestTokens {
+	if got := requestRule([]byte(`{"é":"abcd"}`)); got != 3 {
 		t.Errorf("rule %v", got)
 	}
 }

@@ -70,7 +70,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 	}
 	var first time.Time
 	tries, reasks := 0, 0
-	rule := requestRule(call.Question)
+	rule := requestRule(req.Body)
 	for {
 		est := r.estimators[j.model].estimate(rule)
 		if err := r.waitTurn(j, est); err != nil {

@@ -30,15 +30,16 @@ func CompletionAllowance(effort string, description bool) float64 {
 }
 
 // CharsPerToken and RequestTokens are the rule for a request's input tokens before it is sent:
-// about one token per four characters of prompt and record, plus about 150 tokens of tool schema
-// and framing. The price estimate and the engine's token pacing both count by it.
+// about one token per four characters, and, where only the prompt and the record are known (the
+// price estimate), about 150 tokens of tool schema and framing besides. The price estimate and the
+// engine's token pacing (which counts a request's whole body) both count by it.
 const (
 	CharsPerToken = 4
 	RequestTokens = 150
 )
 
-// InputTokens is the rule's count for a request whose question has chars characters.
-func InputTokens(chars int) float64 { return float64(chars)/CharsPerToken + RequestTokens }
+// CharTokens is the rule's count of tokens in chars characters.
+func CharTokens(chars int) float64 { return float64(chars) / CharsPerToken }
 
 // EstimateInput is what the pre-run price estimate needs of a screening.
 type EstimateInput struct {
