@@ -61,4 +61,15 @@ test_that("a bad tabscreen.tpm is a classed error naming the option, before any 
     expect_match(conditionMessage(cnd), "tabscreen.tpm", fixed = TRUE)
   }
   expect_equal(fake$stats()$requests_total, 0)
+
+  # screen_errors() re-sends with this session's option
+  withr::local_options(tabscreen.tpm = NULL)
+  fake$configure(fail_matching = list(list(substring = test_records()$title[2], kind = "500")))
+  res <- screen_a(fake, max_tries = 1)
+  expect_equal(nrow(res$error_data), 1)
+  fake$configure(fail_matching = list())
+  withr::local_options(tabscreen.tpm = -1)
+  expect_error(screen_errors(res, messages = FALSE), class = "tabscreen_error_option")
+  withr::local_options(tabscreen.tpm = 100000)
+  expect_null(screen_errors(res, messages = FALSE)$error_data)
 })
