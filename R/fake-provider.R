@@ -9,6 +9,8 @@
 # golib/fakeprovider/config.go for the full list):
 #   latency_ms, latency_median_ms, latency_sigma   fixed and lognormal latency
 #   rpm                                            floor(rpm / 60) requests in any sliding second
+#   tpm                                            tokens per minute (a bucket of tpm tokens: a request's
+#                                                  prompt when admitted, its completion when answered)
 #   max_concurrency                                requests served at once before 429
 #   faults = list("500" = 0.1, hang = 0.01)        probability per request of each fault kind:
 #                                                  "429", "quota", "500", "502", "503", "504", "hang",
@@ -19,7 +21,7 @@
 #                                                  requests whose user message contains substring
 #   decisions = list("1" = 0.3, "0" = 0.6, "1.1" = 0.1)
 #                                                  weights of enum values in the tool arguments
-#   seed, invalid_keys, retry_after_ms, snapshot, tpm, reasoning_tokens, cached_fraction,
+#   seed, invalid_keys, retry_after_ms, snapshot, reasoning_tokens, cached_fraction,
 #   allow_unknown_fields, keep_requests
 #   prompt_cache = TRUE                            report cached (B: and cache-write) tokens as each
 #                                                  provider's prompt cache would (cache.go); off by

@@ -7,6 +7,9 @@
 #' the package's Go engine, paced to `rpm`, retried when they fail for a passing reason, and every
 #' one of them ends as a row of `answer_data` or of `error_data`.
 #'
+#' The sibling function `tabscreen_a.original` of the specification (the old `functions` interface)
+#' is not part of this package.
+#'
 #' @section The question:
 #' Each request is one message: the prompt, then the record, with the title and the abstract
 #' labelled and fenced (`<title>...</title>`, `<abstract>...</abstract>`) so that text inside an
@@ -155,15 +158,23 @@
 #' @section Speed and options:
 #' The requests run concurrently in the Go engine, paced by one limiter for `rpm` (one per model
 #' when `rpm` gives a value per model) so that no one-second window gets more than `rpm / 60`
-#' requests, and held back as a whole when the provider answers 429 with a wait. Two options tune
-#' the engine:
+#' requests, and held back as a whole when the provider answers 429 with a wait. They are paced by
+#' tokens too: each request's tokens are estimated before it is sent (its text at about four
+#' characters a token, the price estimate's rule, scaled by the prompt tokens the answers so far
+#' reported, plus their mean completion tokens) and corrected by the usage its answer reports, so
+#' that a minute's requests stay within the tokens-per-minute limit, the usual limit of an account.
+#' That limit is `options(tabscreen.tpm)` when set, else the one the provider reports in its
+#' rate-limit headers, learned from the first answers and followed as it changes (with both, the
+#' lower). Likewise, a requests limit the provider reports below `rpm` is followed instead of `rpm`.
+#' The token limit, like `rpm`, is one budget for all models when `rpm` is one value, one per model
+#' when `rpm` gives one per model. Options that tune the engine:
+#' * `options(tabscreen.tpm = n)`: the tokens per minute to keep to (a positive number; default
+#'   `NULL`, the limit the provider reports). Another value is an error of class
+#'   `tabscreen_error_option`.
 #' * `options(tabscreen.max_active = n)`: the most requests in flight at once (default: about two
 #'   seconds of requests at the full `rpm`, between 4 and 256).
 #' * `options(tabscreen.timeout = s)`: the seconds one request may take before it is given up and,
 #'   if tries are left, retried (default 120).
-#'
-#' The sibling function `tabscreen_a.original` of the specification (the old `functions` interface)
-#' is not part of this package.
 #'
 #' @param data A data frame with one row per record.
 #' @param prompt One or more prompts (character). Each record is screened with each prompt.
@@ -199,7 +210,8 @@
 #' @param after `NULL` (the `Retry-After` header) or a function of an [httr2::response()] that
 #'   returns the seconds to wait, or `NULL` to fall back on `backoff`.
 #' @param rpm Requests per minute allowed for each model (one value, or one per model); see
-#'   [rate_limits_per_minute()].
+#'   [rate_limits_per_minute()]. Tokens per minute are set with `options(tabscreen.tpm)` (see the
+#'   section on speed and options).
 #' @param reps How many times each question is asked (one value, or one per model). 10 is
 #'   recommended for the cheap small models.
 #' @param seed_par `NULL` or a whole number. It is sent as the request's `seed` (repetition `n`

@@ -98,6 +98,8 @@
 #'
 #' @inheritSection tabscreen_a.tools Failures, retries and interrupts
 #'
+#' @inheritSection tabscreen_a.tools Speed and options
+#'
 #' @section Provider B's failures:
 #' Overloaded (529), rate-limited (429 with `retry-after`) and server errors (500, 502, 503, 504)
 #' are retried. A refused key (401, 403) stops the run with an error of class

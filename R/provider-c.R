@@ -68,6 +68,8 @@
 #'
 #' @inheritSection tabscreen_a.tools Failures, retries and interrupts
 #'
+#' @inheritSection tabscreen_a.tools Speed and options
+#'
 #' @section Every answer kept, and resuming:
 #' Each answer is written to the answer store (an SQLite file, `options(tabscreen.store)`) the
 #' moment it arrives, with the request as sent and the raw response. If a screening is cut short

@@ -4,7 +4,9 @@
 #' a cent), through the same adapter and HTTP client as a screening, and reads the rate-limit
 #' headers of the answer: the requests and tokens allowed per
 #' minute, what remains of them, and when they reset. Use the requests per minute as `rpm` of the
-#' screening functions.
+#' screening functions; a screening also reads these headers from every answer and keeps to the
+#' lower limits it finds, and to `options(tabscreen.tpm)` when set (see "Speed and options" in
+#' [tabscreen_a.tools()]).
 #'
 #' The headers read, per provider:
 #' * Provider A (Chat Completions): `x-ratelimit-limit-requests`, `x-ratelimit-remaining-requests`,

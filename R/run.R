@@ -231,6 +231,21 @@ engine_cache <- function() {
   x
 }
 
+# The tokens per minute the engine paces to: option tabscreen.tpm, else NULL (the engine follows the
+# limit the provider reports in its rate-limit headers).
+engine_tpm <- function() {
+  n <- getOption("tabscreen.tpm")
+  if (is.null(n)) {
+    return(NULL)
+  }
+  if (!is.numeric(n) || length(n) != 1 || is.na(n) || !is.finite(n) || n <= 0) {
+    rlang::abort(c("Option `tabscreen.tpm` must be a single positive number of tokens per minute.",
+                   i = "Set it to your account's tokens-per-minute limit, e.g. `options(tabscreen.tpm = 200000)`, or to NULL to follow the limit the provider reports."),
+                 class = c("tabscreen_error_option", "tabscreen_error"))
+  }
+  as.numeric(n)
+}
+
 # The timeout of one request, in seconds: option tabscreen.timeout, default 120. A screening answer
 # takes seconds; a request that hangs is given up and retried rather than holding a slot for long.
 engine_timeout <- function() {

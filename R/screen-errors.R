@@ -82,6 +82,8 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   }
 
   options <- args$run_options
+  # The tokens per minute of this session (options(tabscreen.tpm)), not of the first call's.
+  options["tpm"] <- list(engine_tpm())
   for (arg in c("max_tries", "max_seconds", "is_transient", "backoff", "after")) {
     value <- get(arg)
     if (!is.null(value)) {

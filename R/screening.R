@@ -145,6 +145,7 @@ screening_options <- function(provider, api_url, prompt, models, grid, top_p, ro
       prompts = I(prompt),
       models = `attr<-`(models, "cache_min_tokens", NULL),
       rpm = if (grid$rpm_shared) grid$rpm[[1]] else NULL,
+      tpm = engine_tpm(),
       top_p = I(top_p),
       role = role,
       tools = tool_spec$tools,

@@ -19,6 +19,7 @@ type Options struct {
 	Prompts    []string                   `json:"prompts"`
 	Models     []ModelOptions             `json:"models"`
 	RPM        *float64                   `json:"rpm"`
+	TPM        *float64                   `json:"tpm,omitempty"` // option tabscreen.tpm; null: the provider's reported limit
 	TopP       []float64                  `json:"top_p"`
 	Role       string                     `json:"role"`
 	Tools      json.RawMessage            `json:"tools"`
@@ -119,6 +120,9 @@ func ParseOptions(b []byte) (*Options, error) {
 			return nil, fmt.Errorf("model %q needs a name, reps >= 1 and rpm > 0", m.Name)
 		}
 	}
+	if o.TPM != nil && !(*o.TPM > 0) {
+		return nil, fmt.Errorf("tpm must be above 0")
+	}
 	if o.MaxTries != nil && *o.MaxTries < 1 {
 		return nil, fmt.Errorf("max_tries must be at least 1")
 	}
@@ -154,6 +158,15 @@ func (m ModelOptions) model() *provider.Model {
 		pm.Verbosity = *m.Verbosity
 	}
 	return pm
+}
+
+// estimator starts from the price estimate's completion allowance of the model's answers.
+func (m ModelOptions) estimator(description bool) *estimator {
+	effort := ""
+	if m.ReasoningEffort != nil {
+		effort = *m.ReasoningEffort
+	}
+	return &estimator{allowance: screen.CompletionAllowance(effort, description)}
 }
 
 func (m ModelOptions) prices() screen.Prices {

@@ -25,19 +25,65 @@ type pacer struct {
 	sent    []time.Time // admission times of the last len(sent) requests, as a ring
 	next    int
 	window  time.Duration
+	user    float64 // the user's rpm
+	rpm     float64 // the rpm followed: the user's, or the provider's when it reports a lower limit
+	// tokens paces by tokens per minute.
+	tokens *tokenBudget
 	// observe, when set (tests), sees each admission time under the lock.
 	observe func(time.Time)
 }
 
 func newPacer(rpm float64, c clock.Clock) *pacer {
-	perWindow := math.Max(1, math.Floor(rpm/60))
-	window := time.Duration(perWindow*60/rpm*float64(time.Second)) + windowGuard
+	perWindow, window := pacerWindow(rpm)
 	return &pacer{
 		clock:   c,
 		limiter: rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1),
-		sent:    make([]time.Time, int(perWindow)),
+		sent:    make([]time.Time, perWindow),
 		window:  window,
+		user:    rpm,
+		rpm:     rpm,
+		tokens:  newTokenBudget(0, c),
 	}
+}
+
+// pacerWindow is how many requests an rpm limit admits in one window, and the window's length.
+func pacerWindow(rpm float64) (int, time.Duration) {
+	perWindow := math.Max(1, math.Floor(rpm/60))
+	return int(perWindow), time.Duration(perWindow*60/rpm*float64(time.Second)) + windowGuard
+}
+
+// follow paces by the lower of the user's rpm and the limit the provider reports, as it changes.
+func (p *pacer) follow(reported float64) {
+	rpm := math.Min(p.user, reported)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rpm == p.rpm {
+		return
+	}
+	p.rpm = rpm
+	p.limiter.SetLimitAt(p.clock.Now(), rate.Limit(rpm/60*rateMargin))
+	perWindow, window := pacerWindow(rpm)
+	// The ring keeps the latest admissions that fit, oldest first.
+	old := make([]time.Time, 0, len(p.sent))
+	for i := range p.sent {
+		if t := p.sent[(p.next+i)%len(p.sent)]; !t.IsZero() {
+			old = append(old, t)
+		}
+	}
+	if len(old) > perWindow {
+		old = old[len(old)-perWindow:]
+	}
+	p.sent = make([]time.Time, perWindow)
+	copy(p.sent, old)
+	p.next = len(old) % perWindow
+	p.window = window
+}
+
+// followed is the rpm the pacer follows (tests).
+func (p *pacer) followed() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rpm
 }
 
 // wait blocks until one more request may start.

@@ -49,7 +49,7 @@ type StoreInfo struct {
 // change the answers; the key is not among the options, so it never reaches the store.
 func fingerprint(o *Options, recs Records) string {
 	decisive := *o
-	decisive.RPM, decisive.MaxTries, decisive.MaxSeconds = nil, nil, nil
+	decisive.RPM, decisive.TPM, decisive.MaxTries, decisive.MaxSeconds = nil, nil, nil, nil
 	decisive.Callbacks, decisive.MaxActive, decisive.Timeout = CallbackOptions{}, 0, 0
 	decisive.Jobs, decisive.Store, decisive.Result = nil, nil, nil
 	decisive.Models = make([]ModelOptions, len(o.Models))

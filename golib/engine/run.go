@@ -48,6 +48,7 @@ type Run struct {
 	models     []*provider.Model
 	prices     []screen.Prices
 	pacers     []*pacer
+	estimators []*estimator // per model: the tokens of a request before it is sent
 	sem        *semaphore.Weighted
 
 	records     int
@@ -181,6 +182,7 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		}
 		r.models = append(r.models, pm)
 		r.prices = append(r.prices, m.prices())
+		r.estimators = append(r.estimators, m.estimator(opts.Builtin.DecisionDescription))
 	}
 	r.pacers = newPacers(opts, r.clock)
 	active := opts.MaxActive
@@ -220,18 +222,25 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 	}
 }
 
-// newPacers gives one pacer per model when rpm was given per model, else one shared by all.
+// newPacers gives one pacer per model when rpm was given per model, else one shared by all. Each
+// paces by tokens too: the user's tpm, else the limit the provider reports.
 func newPacers(o *Options, c clock.Clock) []*pacer {
 	out := make([]*pacer, len(o.Models))
+	withTokens := func(p *pacer) *pacer {
+		if o.TPM != nil {
+			p.tokens = newTokenBudget(*o.TPM, c)
+		}
+		return p
+	}
 	if o.RPM != nil {
-		shared := newPacer(*o.RPM, c)
+		shared := withTokens(newPacer(*o.RPM, c))
 		for i := range out {
 			out[i] = shared
 		}
 		return out
 	}
 	for i, m := range o.Models {
-		out[i] = newPacer(m.RPM, c)
+		out[i] = withTokens(newPacer(m.RPM, c))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -72,8 +73,10 @@ func (r *Run) runJob(i int, t *jobTrace) {
 	}
 	var first time.Time
 	tries, reasks := 0, 0
+	rule := requestRule(req.Body)
 	for {
-		if err := r.waitTurn(j); err != nil {
+		est := r.estimators[j.model].estimate(rule)
+		if err := r.waitTurn(j, est); err != nil {
 			r.fail(res, "not sent: "+r.causeText())
 			return
 		}
@@ -84,6 +87,12 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		res.attempts++
 		a := r.send(req)
 		t.last = a
+		var out provider.Outcome
+		answered := a.err == nil && a.status >= 200 && a.status < 300
+		if answered {
+			out = r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+		}
+		r.account(j, rule, est, a, answered, out.Usage)
 		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
 		if a.err != nil && r.ctx.Err() != nil {
 			r.fail(res, "interrupted: "+r.causeText())
@@ -93,8 +102,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		switch {
 		case a.err != nil:
 			f = provider.Failure{Verdict: provider.Retry, Message: errorText(a.err)}
-		case a.status >= 200 && a.status < 300:
-			out := r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+		case answered:
 			res.billed.add(out.Usage)
 			if out.Failure == nil {
 				r.succeed(res, out, a, first)
@@ -166,8 +174,9 @@ func (r *Run) seed() int64 {
 	return r.clock.Now().UnixNano()
 }
 
-// waitTurn waits out a run-wide pause (a 429 told us to hold off) and then the pacer.
-func (r *Run) waitTurn(j job) error {
+// waitTurn waits out a run-wide pause (a 429 told us to hold off), then the pacer's tokens (est
+// of them) and requests.
+func (r *Run) waitTurn(j job, est float64) error {
 	if until := r.pauseUntil.Load(); until > 0 {
 		if d := time.Unix(0, until).Sub(r.clock.Now()); d > 0 {
 			if err := r.sleepCtx(d); err != nil {
@@ -175,7 +184,34 @@ func (r *Run) waitTurn(j job) error {
 			}
 		}
 	}
-	return r.pacers[j.model].wait(r.ctx)
+	p := r.pacers[j.model]
+	if err := p.tokens.take(r.ctx, est); err != nil {
+		return err
+	}
+	if err := p.wait(r.ctx); err != nil {
+		p.tokens.settle(est, 0)
+		return err
+	}
+	return nil
+}
+
+// account settles an attempt's token estimate (est, of rule input tokens by the estimate's rule)
+// with what the provider counted: the usage of a reply, nothing for a refusal, the estimate when
+// no response came; the answer's usage corrects the next estimates, and the pacer follows the
+// limits the response's headers report.
+func (r *Run) account(j job, rule, est float64, a attempt, answered bool, u screen.Usage) {
+	p := r.pacers[j.model]
+	switch {
+	case a.err != nil:
+		p.tokens.settle(est, est)
+		return
+	case answered:
+		p.tokens.settle(est, counted(u))
+		r.estimators[j.model].learn(rule, u)
+	default:
+		p.tokens.settle(est, 0)
+	}
+	p.followHeaders(r.adapter.RateState(a.headers, a.at).Info)
 }
 
 func (r *Run) send(req provider.Request) attempt {

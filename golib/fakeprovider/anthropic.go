@@ -154,8 +154,12 @@ func (a *anthropic) writeFailure(w http.ResponseWriter, f *failure) {
 		e.Type, e.Message = "request_too_large", "Request exceeds the maximum allowed number of bytes."
 	case failRateLimit:
 		e.Type = "rate_limit_error"
+		unit := " requests per minute"
+		if f.tokens {
+			unit = " input tokens per minute"
+		}
 		e.Message = "This request would exceed the rate limit for your organization (org-fake) of " +
-			strconv.FormatInt(f.limit, 10) + " requests per minute. For details, refer to: " +
+			strconv.FormatInt(f.limit, 10) + unit + ". For details, refer to: " +
 			"https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. " +
 			"Please reduce the prompt length or the maximum tokens requested, or try again later."
 		h.Set("x-should-retry", "true")

@@ -34,7 +34,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	w.Header().Set(requestIDHeader(p), reqID)
 	// Rate-limit headers on every response; the answer and the limits' own
 	// refusals overwrite them with what they took.
-	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 0, 0))
+	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), 0, 0))
 
 	status, fault := 0, ""
 	faultCounted := false
@@ -96,7 +96,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	if rc.limiter != nil {
 		if ok, retry := rc.limiter.admit(now); !ok {
 			c.refusedRate.Add(1)
-			p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 0, 0))
+			p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), 0, 0))
 			fail(&failure{kind: failRateLimit, retryAfter: retry, hasRetry: true, limit: int64(rc.RPM)})
 			return
 		}
@@ -125,6 +125,22 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 		fail(f)
 		return
 	}
+	// The request's prompt tokens are taken from the token budget when it is admitted, its
+	// completion when it is answered; with a tpm limit, a budget short of the prompt refuses it.
+	prompt := promptTokens(req)
+	if rc.TPM > 0 {
+		ok, wait, have := s.buckets.admitTokens(time.Now(), s.requestLimit(rc), rc.TPM, prompt)
+		if !ok {
+			c.refusedTokens.Add(1)
+			p.setRateHeaders(w.Header(), s.buckets.take(time.Now(), s.requestLimit(rc), rc.TPM, 0, 0))
+			fail(&failure{kind: failRateLimit, retryAfter: wait, hasRetry: true, limit: rc.TPM, tokens: true,
+				used: rc.TPM - have, requested: int64(prompt), model: req.model})
+			return
+		}
+	} else {
+		s.buckets.take(time.Now(), s.requestLimit(rc), s.tokenLimit(rc), 0, prompt)
+	}
+	c.tokens.Add(int64(prompt))
 	c.valid.Add(1)
 	pc.valid.Add(1)
 	if req.flex && rc.flexLeft != nil && rc.flexLeft.Add(-1) >= 0 {
@@ -170,7 +186,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 		}
 		panic(http.ErrAbortHandler) // not hijackable (HTTP/2): abort the stream
 	case FaultRateLimit:
-		p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 1, 0))
+		p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), 1, 0))
 		fail(&failure{kind: failRateLimit, retryAfter: retry, hasRetry: true, limit: s.requestLimit(rc)})
 		return
 	case FaultQuota:
@@ -194,7 +210,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	}
 
 	a := s.buildAnswer(rc, req, seq, fault, now)
-	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), rc.TPM, 1, a.promptTokens+a.completionTokens))
+	p.setRateHeaders(w.Header(), s.buckets.take(time.Now(), s.requestLimit(rc), s.tokenLimit(rc), 1, a.completionTokens))
+	c.tokens.Add(int64(a.completionTokens))
 	status = http.StatusOK
 	if fault == "" && req.tool != nil {
 		c.answered.Add(1)
@@ -224,6 +241,18 @@ func (s *Server) requestLimit(rc *runtimeConfig) int64 {
 	}
 	return 30000
 }
+
+// tokenLimit is the tokens-per-minute limit reported in headers: the enforced
+// tpm, else a large one.
+func (s *Server) tokenLimit(rc *runtimeConfig) int64 {
+	if rc.TPM > 0 {
+		return rc.TPM
+	}
+	return 10_000_000
+}
+
+// promptTokens is how many prompt tokens the fake counts for a request.
+func promptTokens(req *chatRequest) int { return req.promptSize/4 + 3*req.messages + 3 }
 
 // pickFault returns the fault for a valid request, "" for none: scripted
 // faults first (fail_matching, then fail_first_n), then random ones.
@@ -308,7 +337,7 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 		a.callIDs = append(a.callIDs, randomID("call_", 24, hash(uint64(rc.Seed), saltID, seq, 2, uint64(i))))
 		completion += len(b)/4 + 8
 	}
-	a.promptTokens = req.promptSize/4 + 3*req.messages + 3
+	a.promptTokens = promptTokens(req)
 	a.cachedTokens = int(float64(a.promptTokens) * rc.CachedFraction)
 	if rc.CachedFraction == 0 && len(req.cache) > 0 {
 		a.cachedTokens = min(req.cacheRead, a.promptTokens)

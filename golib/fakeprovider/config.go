@@ -90,7 +90,11 @@ type Config struct {
 	// Snapshot is appended to the requested model name in answers
 	// ("gpt-6-luna" -> "gpt-6-luna-2026-09-22"); "" appends nothing.
 	Snapshot string `json:"snapshot"`
-	// TPM is the token limit reported in rate-limit headers (not enforced).
+	// TPM > 0 limits the tokens counted per minute (a request's prompt tokens
+	// when it is admitted, its completion tokens when it is answered, as the
+	// answers' usage reports them) with a token bucket of TPM tokens refilled
+	// continuously; a request whose prompt the bucket does not hold gets 429
+	// with Retry-After. 0: no limit (headers report 10,000,000).
 	TPM int64 `json:"tpm"`
 	// ReasoningTokens are added to every answer's completion tokens.
 	ReasoningTokens int `json:"reasoning_tokens"`
@@ -146,7 +150,6 @@ func DefaultConfig() Config {
 	return Config{
 		RetryAfterMS: 1000,
 		Snapshot:     "2026-09-22",
-		TPM:          10_000_000,
 		KeepRequests: 100,
 
 		AnthropicThinkingByDefault: StringList{"haiku-5", "sonnet-5", "opus-5", "opus-4-7", "fable", "mythos"},

@@ -88,7 +88,10 @@ func (w *windowMax) reset() {
 }
 
 // headerBuckets model the per-minute request and token budgets that the
-// rate-limit headers report, as token buckets refilled continuously.
+// rate-limit headers report, as token buckets refilled continuously. The
+// token budget is also the one the tpm limit enforces: it may fall below zero
+// (an answer's completion is counted after it was admitted), and refills from
+// there; the headers report no less than zero.
 type headerBuckets struct {
 	mu       sync.Mutex
 	last     time.Time
@@ -104,21 +107,29 @@ type rateSnapshot struct {
 	resetTokens                      time.Duration
 }
 
+// refill brings the budgets up to now; a time before the last one refills nothing.
+func (b *headerBuckets) refill(now time.Time, reqLimit, tokLimit int64) {
+	if b.last.IsZero() {
+		b.requests, b.tokens = float64(reqLimit), float64(tokLimit)
+		b.last = now
+		return
+	}
+	if now.After(b.last) {
+		dt := now.Sub(b.last).Minutes()
+		b.requests = math.Min(float64(reqLimit), b.requests+dt*float64(reqLimit))
+		b.tokens = math.Min(float64(tokLimit), b.tokens+dt*float64(tokLimit))
+		b.last = now
+	}
+}
+
 // take consumes reqs requests and tokens tokens from budgets of reqLimit
 // requests and tokLimit tokens per minute, and reports what remains.
 func (b *headerBuckets) take(now time.Time, reqLimit, tokLimit int64, reqs, tokens int) rateSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.last.IsZero() {
-		b.requests, b.tokens = float64(reqLimit), float64(tokLimit)
-	} else {
-		dt := now.Sub(b.last).Minutes()
-		b.requests = math.Min(float64(reqLimit), b.requests+dt*float64(reqLimit))
-		b.tokens = math.Min(float64(tokLimit), b.tokens+dt*float64(tokLimit))
-	}
-	b.last = now
+	b.refill(now, reqLimit, tokLimit)
 	b.requests = math.Max(0, b.requests-float64(reqs))
-	b.tokens = math.Max(0, b.tokens-float64(tokens))
+	b.tokens -= float64(tokens)
 	refill := func(level float64, limit int64) time.Duration {
 		if limit <= 0 {
 			return 0
@@ -129,6 +140,23 @@ func (b *headerBuckets) take(now time.Time, reqLimit, tokLimit int64, reqs, toke
 	return rateSnapshot{
 		at:            now,
 		limitRequests: reqLimit, remainingRequests: int64(b.requests), resetRequests: refill(b.requests, reqLimit),
-		limitTokens: tokLimit, remainingTokens: int64(b.tokens), resetTokens: refill(b.tokens, tokLimit),
+		limitTokens: tokLimit, remainingTokens: int64(math.Max(0, b.tokens)), resetTokens: refill(b.tokens, tokLimit),
 	}
+}
+
+// admitTokens takes a request's prompt tokens from the token budget when it
+// holds at least that many (the tpm limit: its completion is taken when it is
+// answered); otherwise it takes nothing and says how long until the budget
+// holds them, with the tokens it holds now.
+func (b *headerBuckets) admitTokens(now time.Time, reqLimit, tokLimit int64, prompt int) (bool, time.Duration, int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now, reqLimit, tokLimit)
+	if b.tokens >= float64(prompt) {
+		b.tokens -= float64(prompt)
+		return true, 0, 0
+	}
+	missing := float64(prompt) - b.tokens
+	wait := time.Duration(math.Ceil(missing / float64(tokLimit) * float64(time.Minute)))
+	return false, wait, int64(b.tokens)
 }

@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,5 +140,83 @@ func TestHeaderBuckets(t *testing.T) {
 	}
 	if got := (1500 * time.Millisecond).String(); got != "1.5s" { // header format
 		t.Error(got)
+	}
+}
+
+// The tpm limit: requests are answered while the token budget holds their prompt, then refused
+// with the protocol's own 429 and a Retry-After; the budget counts exactly the tokens the answers
+// report, and the refusals are counted by cause.
+func TestTokenLimitRefusesOverTheBudget(t *testing.T) {
+	type usageOf func(m map[string]any) int64
+	num := func(m map[string]any, keys ...string) int64 {
+		n := int64(0)
+		for _, k := range keys {
+			v, _ := m[k].(float64)
+			n += int64(v)
+		}
+		return n
+	}
+	chatUsage := func(m map[string]any) int64 {
+		return num(m["usage"].(map[string]any), "prompt_tokens", "completion_tokens")
+	}
+	tests := []struct {
+		name    string
+		post    func(t *testing.T, base string) reply
+		usage   usageOf
+		limit   string // the header that reports the token limit
+		message func(body map[string]any) string
+	}{
+		{"openai", func(t *testing.T, base string) reply { return post(t, base+"/v1/chat/completions", "k", chatBody("x", "")) },
+			chatUsage, "x-ratelimit-limit-tokens",
+			func(b map[string]any) string { return b["error"].(map[string]any)["message"].(string) }},
+		{"anthropic", func(t *testing.T, base string) reply { return postAnthropic(t, base, anthropicBody(t, "x", "")) },
+			func(m map[string]any) int64 {
+				return num(m["usage"].(map[string]any), "input_tokens", "output_tokens", "cache_read_input_tokens",
+					"cache_creation_input_tokens")
+			}, "anthropic-ratelimit-tokens-limit",
+			func(b map[string]any) string { return b["error"].(map[string]any)["message"].(string) }},
+		{"mistral", func(t *testing.T, base string) reply { return post(t, mistralURL(base), "k", mistralBody(t, "x", "")) },
+			chatUsage, "x-ratelimit-limit-tokens-minute",
+			func(b map[string]any) string { return b["message"].(string) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, base := startServer(t, `{"tpm": 1500}`)
+			var answered, counted int64
+			var refused *reply
+			for i := 0; i < 40 && refused == nil; i++ {
+				r := tc.post(t, base)
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				if got := r.header.Get(tc.limit); got != "1500" {
+					t.Fatalf("%s: %q", tc.limit, got)
+				}
+				switch r.status {
+				case 200:
+					answered++
+					counted += tc.usage(r.json(t))
+				case 429:
+					refused = &r
+				default:
+					t.Fatalf("status %d: %s", r.status, r.body)
+				}
+			}
+			if refused == nil || answered == 0 {
+				t.Fatalf("answered %d, refused %v", answered, refused != nil)
+			}
+			if ra, err := strconv.Atoi(refused.header.Get("retry-after")); err != nil || ra < 1 || ra > 60 {
+				t.Errorf("retry-after %q", refused.header.Get("retry-after"))
+			}
+			msg := tc.message(refused.json(t))
+			if tc.name != "mistral" && !strings.Contains(msg, "tokens per min") {
+				t.Errorf("message %q", msg)
+			}
+			st := stats(t, base)
+			if st.RefusedTokens != 1 || st.RefusedByCause["tokens"] != 1 || st.RefusedRate != 0 ||
+				st.TokensCounted != counted || st.Answered != answered {
+				t.Errorf("stats %+v, counted %d, answered %d", st, counted, answered)
+			}
+		})
 	}
 }

@@ -176,6 +176,15 @@ func (o *openAI) writeFailure(w http.ResponseWriter, f *failure) {
 			". You can find your API key at https://platform.openai.com/account/api-keys."
 		code = "invalid_api_key"
 	case failRateLimit:
+		if f.tokens {
+			e.Type, code = "tokens", "rate_limit_exceeded"
+			e.Message = "Rate limit reached for " + f.model + " in organization org-fake on tokens per min (TPM): " +
+				"Limit " + strconv.FormatInt(f.limit, 10) + ", Used " + strconv.FormatInt(f.used, 10) +
+				", Requested " + strconv.FormatInt(f.requested, 10) + ". Please try again in " +
+				f.retryAfter.Round(time.Millisecond).String() +
+				". Visit https://platform.openai.com/account/rate-limits to learn more."
+			break
+		}
 		e.Type, code = "requests", "rate_limit_exceeded"
 		e.Message = "Rate limit reached for requests in organization org-fake on requests per min (RPM): " +
 			"Limit " + strconv.FormatInt(f.limit, 10) + ". Please try again in " +

@@ -95,6 +95,10 @@ type failure struct {
 	hasRetry   bool   // send retry headers
 	key        string // failInvalidKey: the key (protocols may echo a masked form)
 	limit      int64  // failRateLimit: the enforced limit per minute
+	tokens     bool   // failRateLimit: the limit is on tokens per minute, not requests
+	used       int64  // tokens: the tokens counted in the last minute
+	requested  int64  // tokens: the request's own prompt tokens
+	model      string // tokens: the requested model
 	detail     any    // failValidation: a FastAPI-style list of errors (nil: a message)
 }
 

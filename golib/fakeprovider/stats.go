@@ -21,6 +21,8 @@ type counters struct {
 	unauthorized       atomic.Int64
 	refusedRate        atomic.Int64
 	refusedConcurrency atomic.Int64
+	refusedTokens      atomic.Int64
+	tokens             atomic.Int64 // tokens counted against the token budget
 	clientGone         atomic.Int64 // client went away while the fake was waiting
 	answered           atomic.Int64 // 200 with a well-formed tool call
 	notFound           atomic.Int64 // requests to no known endpoint
@@ -71,7 +73,7 @@ func (c *counters) reset(inFlight int64) {
 		c.faults[i].Store(0)
 	}
 	for _, a := range []*atomic.Int64{&c.valid, &c.invalid, &c.unauthorized, &c.refusedRate,
-		&c.refusedConcurrency, &c.clientGone, &c.answered, &c.notFound, &c.firstAt, &c.lastAt} {
+		&c.refusedConcurrency, &c.refusedTokens, &c.tokens, &c.clientGone, &c.answered, &c.notFound, &c.firstAt, &c.lastAt} {
 		a.Store(0)
 	}
 	for i := range c.proto {
@@ -101,6 +103,13 @@ type Stats struct {
 	Unauthorized        int64            `json:"unauthorized"`
 	RefusedRate         int64            `json:"refused_rate"`
 	RefusedConcurrency  int64            `json:"refused_concurrency"`
+	RefusedTokens       int64            `json:"refused_tokens"`
+	// RefusedByCause counts the 429s by cause: "requests" (the rpm limit), "tokens" (the tpm
+	// limit), "concurrency" (max_concurrency) and "injected" (fault "429").
+	RefusedByCause map[string]int64 `json:"refused_by_cause"`
+	// TokensCounted are the tokens the token budget counted (prompts of admitted requests,
+	// completions of answers).
+	TokensCounted int64 `json:"tokens_counted"`
 	ClientGone          int64            `json:"client_gone"`
 	Answered            int64            `json:"answered"`
 	NotFound            int64            `json:"not_found"`
@@ -141,6 +150,10 @@ func (s *Server) stats() Stats {
 		Unauthorized:       c.unauthorized.Load(),
 		RefusedRate:        c.refusedRate.Load(),
 		RefusedConcurrency: c.refusedConcurrency.Load(),
+		RefusedTokens:      c.refusedTokens.Load(),
+		RefusedByCause: map[string]int64{"requests": c.refusedRate.Load(), "tokens": c.refusedTokens.Load(),
+			"concurrency": c.refusedConcurrency.Load(), "injected": c.faults[faultIndex(FaultRateLimit)].Load()},
+		TokensCounted: c.tokens.Load(),
 		ClientGone:         c.clientGone.Load(),
 		Answered:           c.answered.Load(),
 		NotFound:           c.notFound.Load(),

@@ -29,6 +29,18 @@ func CompletionAllowance(effort string, description bool) float64 {
 	return n
 }
 
+// CharsPerToken and RequestTokens are the rule for a request's input tokens before it is sent:
+// about one token per four characters, and, where only the prompt and the record are known (the
+// price estimate), about 150 tokens of tool schema and framing besides. The price estimate and the
+// engine's token pacing (which counts a request's whole body) both count by it.
+const (
+	CharsPerToken = 4
+	RequestTokens = 150
+)
+
+// CharTokens is the rule's count of tokens in chars characters.
+func CharTokens(chars int) float64 { return float64(chars) / CharsPerToken }
+
 // EstimateInput is what the pre-run price estimate needs of a screening.
 type EstimateInput struct {
 	Prompts     []string        `json:"prompts"`
@@ -128,7 +140,7 @@ func Estimate(in EstimateInput) []EstimateRow {
 		reps := float64(in.TopPs) * m.Reps
 		effort := m.effort()
 		r := EstimateRow{Model: m.Name, Requests: prompts * n * reps,
-			InputTokens: (perPromptChars/4 + 150*prompts*n) * reps}
+			InputTokens: (perPromptChars/CharsPerToken + RequestTokens*prompts*n) * reps}
 		r.OutputTokens = r.Requests * CompletionAllowance(effort, in.Description)
 		if in.Cache && n > 0 {
 			promptTokens := make([]float64, len(in.Prompts))

@@ -1,0 +1,75 @@
+# Pacing by tokens per minute (issue 11): options(tabscreen.tpm), and the limits the provider
+# reports in its rate-limit headers, against a fake provider that enforces them.
+
+# Records of one length, so that every request counts the same tokens and the engine's estimate,
+# once corrected by the first answers, is that count: the outcome does not depend on timing.
+even_records <- function(n) {
+  data.frame(
+    studyid = seq_len(n),
+    title = sprintf("Trial %02d of family therapy for adolescents", seq_len(n)),
+    abstract = sprintf("Abstract %02d: %s", seq_len(n), strrep("Young people who use drugs were randomised. ", 4))
+  )
+}
+
+screen_even <- function(fun, url, n, reps) {
+  screen_with(fun, url, data = even_records(n), reps = reps)
+}
+
+test_that("options(tabscreen.tpm) keeps a screening within the provider's tokens per minute", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tpm")
+  fake <- local_fake_provider(tpm = 20000)
+  withr::local_options(tabscreen.tpm = 20000)
+  res <- screen_even("tabscreen_a.tools", fake$url, n = 10, reps = 8)
+  st <- fake$stats()
+  expect_equal(nrow(res$answer_data), 80)
+  expect_null(res$error_data)
+  # the screening needed more tokens than one minute's limit, and none was refused
+  expect_gt(st$tokens_counted, 20000)
+  expect_equal(st$refused_tokens, 0)
+  expect_equal(st$refused_by_cause$tokens, 0)
+  expect_equal(st$requests_total, 80)
+  expect_equal(st$tokens_counted, sum(res$answer_data$prompt_tokens + res$answer_data$completion_tokens))
+})
+
+test_that("without the option, the limits the provider reports are learned and followed", {
+  withr::local_envvar(PROVIDER_B_API_KEY = "sk-test-tpm", PROVIDER_C_API_KEY = "sk-test-tpm")
+  # one request at a time: each answer's headers are read before the next request is sent
+  withr::local_options(tabscreen.max_active = 1)
+  for (fun in c("tabscreen_b", "tabscreen_c")) {
+    # a fake of its own per provider: the limits' history of one run does not reach the next
+    fake <- local_fake_provider(tpm = 7200, rpm = 600)
+    url <- if (fun == "tabscreen_b") fake$url_b else fake$url_c
+    res <- screen_even(fun, url, n = 10, reps = 3)
+    st <- fake$stats()
+    expect_equal(nrow(res$answer_data), 30, label = fun)
+    expect_null(res$error_data, label = fun)
+    expect_gt(st$tokens_counted, 7200)
+    # rpm = 10000 asked, 600 reported: the reported limit was kept, as was the token limit
+    expect_equal(st$refused_by_cause$requests, 0, label = fun)
+    expect_equal(st$refused_by_cause$tokens, 0, label = fun)
+    expect_equal(st$requests_total, 30, label = fun)
+  }
+})
+
+test_that("a bad tabscreen.tpm is a classed error naming the option, before any request", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tpm")
+  fake <- local_fake_provider()
+  for (bad in list(0, -5, NA_real_, Inf, c(1000, 2000), "200000", TRUE)) {
+    withr::local_options(tabscreen.tpm = bad)
+    cnd <- expect_error(screen_a(fake), class = "tabscreen_error_option")
+    expect_s3_class(cnd, "tabscreen_error")
+    expect_match(conditionMessage(cnd), "tabscreen.tpm", fixed = TRUE)
+  }
+  expect_equal(fake$stats()$requests_total, 0)
+
+  # screen_errors() re-sends with this session's option
+  withr::local_options(tabscreen.tpm = NULL)
+  fake$configure(fail_matching = list(list(substring = test_records()$title[2], kind = "500")))
+  res <- screen_a(fake, max_tries = 1)
+  expect_equal(nrow(res$error_data), 1)
+  fake$configure(fail_matching = list())
+  withr::local_options(tabscreen.tpm = -1)
+  expect_error(screen_errors(res, messages = FALSE), class = "tabscreen_error_option")
+  withr::local_options(tabscreen.tpm = 100000)
+  expect_null(screen_errors(res, messages = FALSE)$error_data)
+})
