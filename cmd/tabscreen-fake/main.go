@@ -56,7 +56,7 @@ func run(args []string) error {
 	fs.String("invalid-keys", "", "comma-separated API keys answered with 401")
 	fs.Int("retry-after-ms", 1000, "Retry-After of injected 429s")
 	fs.String("snapshot", "2026-09-22", "date suffix added to model names in answers")
-	fs.Int64("tpm", 0, "tokens per minute enforced (0: none; headers report 10,000,000)")
+	fs.Int64("tpm", 0, "tokens per minute enforced (0: none; headers then report a limit no client reaches)")
 	fs.Int("reasoning-tokens", 0, "reasoning tokens reported per answer")
 	fs.Float64("cached-fraction", 0, "fraction of prompt tokens reported as cached")
 	fs.Bool("allow-unknown-fields", false, "accept top-level request fields the spec does not define")

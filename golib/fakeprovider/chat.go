@@ -234,21 +234,26 @@ func protocolFault(p protocol, kind string) string {
 	return kind
 }
 
+// unlimited is the limit the fake reports when it enforces none: one that no client reaches,
+// since a client follows the limits a provider reports (the zero-latency benches would otherwise
+// measure a made-up allowance).
+const unlimited = 1_000_000_000
+
 // requestLimit is the requests-per-minute limit reported in headers.
 func (s *Server) requestLimit(rc *runtimeConfig) int64 {
 	if rc.RPM > 0 {
 		return int64(math.Round(rc.RPM))
 	}
-	return 30000
+	return unlimited
 }
 
 // tokenLimit is the tokens-per-minute limit reported in headers: the enforced
-// tpm, else a large one.
+// tpm, else unlimited.
 func (s *Server) tokenLimit(rc *runtimeConfig) int64 {
 	if rc.TPM > 0 {
 		return rc.TPM
 	}
-	return 10_000_000
+	return unlimited
 }
 
 // promptTokens is how many prompt tokens the fake counts for a request.
