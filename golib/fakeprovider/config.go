@@ -94,7 +94,7 @@ type Config struct {
 	// when it is admitted, its completion tokens when it is answered, as the
 	// answers' usage reports them) with a token bucket of TPM tokens refilled
 	// continuously; a request whose prompt the bucket does not hold gets 429
-	// with Retry-After. 0: no limit (headers report 10,000,000).
+	// with Retry-After. 0: no limit (headers report a limit no client reaches).
 	TPM int64 `json:"tpm"`
 	// ReasoningTokens are added to every answer's completion tokens.
 	ReasoningTokens int `json:"reasoning_tokens"`
