@@ -35,6 +35,17 @@ type Options struct {
 	Jobs       []JobKey                   `json:"jobs"`
 	Store      *StoreOptions              `json:"store"`
 	Result     *ResultOptions             `json:"result"`
+	// Batch sends the jobs through the provider's batch API (nil: one request per job).
+	Batch *BatchOptions `json:"batch,omitempty"`
+}
+
+// BatchOptions shape a batch screening. Only its presence is part of the fingerprint: wait is
+// how this call waits, not what the run asks.
+type BatchOptions struct {
+	// Wait: poll until every batch has ended; false returns once the jobs are submitted.
+	Wait bool `json:"wait,omitempty"`
+	// PollSeconds is the first wait between polls (0: the default, a quarter second).
+	PollSeconds float64 `json:"poll_seconds,omitempty"`
 }
 
 // ResultOptions shape the result tables: the aggregation of spec section 3, and what a call that

@@ -68,6 +68,9 @@ type Run struct {
 	storeInfo *StoreInfo
 	studyIDs  []string
 
+	batch       *batchRun    // nil unless the run goes through the provider's batch API
+	afterSubmit func() error // batch.Runner.AfterSubmit (tests)
+
 	done, answered, failed, retries, inFlight atomic.Int64
 	started                                   time.Time
 	elapsed                                   time.Duration
@@ -157,6 +160,9 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		r.models = append(r.models, m.model())
 		r.prices = append(r.prices, m.prices())
 	}
+	if err := r.setupBatch(settings); err != nil {
+		return nil, err
+	}
 	r.pacers = newPacers(opts, r.clock)
 	active := opts.MaxActive
 	if active <= 0 {
@@ -171,6 +177,10 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		return nil, err
 	}
 	r.started = r.clock.Now()
+	if r.batch != nil {
+		go r.dispatchBatch()
+		return r, nil
+	}
 	go r.dispatch()
 	return r, nil
 }
@@ -338,6 +348,7 @@ type Progress struct {
 	Retries   int64       `json:"retries"`
 	InFlight  int64       `json:"in_flight"`
 	Callbacks []*Callback `json:"callbacks"`
+	Batch     *BatchState `json:"batch,omitempty"`
 }
 
 // Poll reports progress and hands R the callbacks waiting for it.
@@ -353,7 +364,7 @@ func (r *Run) Poll() Progress {
 		cbs = []*Callback{}
 	}
 	return Progress{State: state, Total: len(r.jobs), Done: r.done.Load(), Answered: r.answered.Load(),
-		Failed: r.failed.Load(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs}
+		Failed: r.failed.Load(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs, Batch: r.batchState()}
 }
 
 // Reply delivers R's answers to callbacks.

@@ -118,6 +118,8 @@ type Stats struct {
 	// ByProtocol splits the request counts by protocol ("openai",
 	// "anthropic", "mistral"); every protocol is listed.
 	ByProtocol map[string]ProtocolStats `json:"by_protocol"`
+	// Batch counts what the batch APIs received and did.
+	Batch BatchStats `json:"batch"`
 }
 
 // ProtocolStats are the counts of one protocol's endpoint.
@@ -132,7 +134,7 @@ type ProtocolStats struct {
 
 func (s *Server) stats() Stats {
 	c := &s.counters
-	st := Stats{
+	st := Stats{Batch: s.batchStats(),
 		RequestsTotal:      c.total.Load(),
 		ByStatus:           map[string]int64{},
 		ByFault:            map[string]int64{},

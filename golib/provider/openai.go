@@ -7,7 +7,10 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 )
 
 var openAIDescriptor = Descriptor{
@@ -25,6 +28,7 @@ var openAIDescriptor = Descriptor{
 	SettingFields: []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
 	Policy:        openAIPolicy,
 	Probe:         openAIProbe,
+	Batch:         newOpenAIBatch,
 }
 
 func init() { registerChat(&openAIDescriptor, &openAIDialect) }
@@ -128,4 +132,160 @@ func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
 		return nil, effortNotTaken(model, a.ReasoningEffort, values)
 	}
 	return str(a.ReasoningEffort), nil
+}
+
+// openAIBatch is OpenAI's Batch API: the lines are uploaded as a JSONL file (POST /v1/files,
+// purpose "batch"), then POST /v1/batches; an ended batch has an output file and an error file
+// (GET /v1/files/{id}/content). At most 50,000 requests and 200 MB per file.
+type openAIBatch struct {
+	base   string // https://api.openai.com/v1
+	header http.Header
+}
+
+func newOpenAIBatch(s Settings) BatchAPI {
+	return &openAIBatch{base: strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions"),
+		header: bearerHeader(s.APIKey)}
+}
+
+func (o *openAIBatch) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
+
+func (o *openAIBatch) Line(customID string, req Request) ([]byte, error) {
+	return json.Marshal(map[string]any{"custom_id": customID, "method": "POST", "url": "/v1/chat/completions",
+		"body": json.RawMessage(req.Body)})
+}
+
+func (o *openAIBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
+	return multipartFile(o.base+"/files", o.header, map[string]string{"purpose": "batch"}, tag+".jsonl", jsonl(lines)), true
+}
+
+func (o *openAIBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
+
+func (o *openAIBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
+	return jsonCall(http.MethodPost, o.base+"/batches", o.header, map[string]any{"input_file_id": fileID,
+		"endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": map[string]string{ClientTagKey: tag}})
+}
+
+type openAIBatchObject struct {
+	ID            string            `json:"id"`
+	Status        string            `json:"status"`
+	OutputFileID  *string           `json:"output_file_id"`
+	ErrorFileID   *string           `json:"error_file_id"`
+	Metadata      map[string]string `json:"metadata"`
+	RequestCounts struct {
+		Total     int `json:"total"`
+		Completed int `json:"completed"`
+		Failed    int `json:"failed"`
+	} `json:"request_counts"`
+}
+
+func (b openAIBatchObject) info() BatchInfo {
+	i := BatchInfo{ID: b.ID, Tag: b.Metadata[ClientTagKey], State: b.Status, Total: b.RequestCounts.Total,
+		Done: b.RequestCounts.Completed, Fail: b.RequestCounts.Failed}
+	switch b.Status {
+	case "completed", "expired", "cancelled":
+		i.Ended = true
+	case "failed": // refused before running (invalid file, enqueued-token limit): sent again later
+		i.Ended, i.Refused = true, true
+	}
+	for _, f := range []*string{b.OutputFileID, b.ErrorFileID} {
+		if f != nil && *f != "" {
+			i.Results = append(i.Results, *f)
+		}
+	}
+	return i
+}
+
+func (o *openAIBatch) ParseBatch(r Response) (BatchInfo, error) {
+	var b openAIBatchObject
+	if r.Status != http.StatusOK {
+		return BatchInfo{}, BatchError("batch request", r)
+	}
+	if err := json.Unmarshal(r.Body, &b); err != nil || b.ID == "" {
+		return BatchInfo{}, fmt.Errorf("batch response without an id: %s", snippet(r.Body))
+	}
+	return b.info(), nil
+}
+
+func (o *openAIBatch) Get(id string) HTTPCall {
+	return jsonCall(http.MethodGet, o.base+"/batches/"+url.PathEscape(id), o.header, nil)
+}
+
+func (o *openAIBatch) Cancel(id string) HTTPCall {
+	return jsonCall(http.MethodPost, o.base+"/batches/"+url.PathEscape(id)+"/cancel", o.header, nil)
+}
+
+func (o *openAIBatch) List(after string) HTTPCall {
+	q := url.Values{"limit": {"100"}}
+	if after != "" {
+		q.Set("after", after)
+	}
+	return jsonCall(http.MethodGet, o.base+"/batches?"+q.Encode(), o.header, nil)
+}
+
+func (o *openAIBatch) ParseList(r Response) ([]BatchInfo, string, error) {
+	var page struct {
+		Data    []openAIBatchObject `json:"data"`
+		HasMore bool                `json:"has_more"`
+		LastID  string              `json:"last_id"`
+	}
+	if r.Status != http.StatusOK {
+		return nil, "", BatchError("listing batches", r)
+	}
+	if err := json.Unmarshal(r.Body, &page); err != nil {
+		return nil, "", fmt.Errorf("batch list: %v", err)
+	}
+	out := make([]BatchInfo, len(page.Data))
+	for i, b := range page.Data {
+		out[i] = b.info()
+	}
+	next := ""
+	if page.HasMore {
+		next = page.LastID
+	}
+	return out, next, nil
+}
+
+func (o *openAIBatch) Results(b BatchInfo) []HTTPCall {
+	out := make([]HTTPCall, len(b.Results))
+	for i, f := range b.Results {
+		out[i] = jsonCall(http.MethodGet, o.base+"/files/"+url.PathEscape(f)+"/content", o.header, nil)
+	}
+	return out
+}
+
+// ParseResults reads output and error files alike: a line with a response holds its status and
+// body; one without (status_code 0, or no response) failed, unless its error says it expired.
+func (o *openAIBatch) ParseResults(body []byte) ([]BatchLine, error) {
+	var out []BatchLine
+	err := splitJSONL(body, func(l []byte) error {
+		var v struct {
+			CustomID string `json:"custom_id"`
+			Response *struct {
+				StatusCode int             `json:"status_code"`
+				Body       json.RawMessage `json:"body"`
+			} `json:"response"`
+			Error *struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(l, &v); err != nil {
+			return fmt.Errorf("batch result line: %v", err)
+		}
+		line := BatchLine{CustomID: v.CustomID, Kind: LineFailed}
+		if v.Error != nil {
+			line.Message = strings.TrimSpace(v.Error.Code + ": " + v.Error.Message)
+		}
+		switch {
+		case v.Error != nil && v.Error.Code == "batch_expired":
+			line.Kind = LineExpired
+		case v.Response != nil && v.Response.StatusCode != 0:
+			line.Kind, line.Status, line.Body = LineResponse, v.Response.StatusCode, v.Response.Body
+		case line.Message == "":
+			line.Message = "the line failed without a response (status_code 0)"
+		}
+		out = append(out, line)
+		return nil
+	})
+	return out, err
 }

@@ -47,6 +47,8 @@ type Descriptor struct {
 	Policy Policy `json:"-"`
 	// Probe is the body of the smallest request to a model (rate_limits_per_minute()).
 	Probe func(model string, rules *ModelRule) any `json:"-"`
+	// Batch builds the provider's batch API (nil: the provider has none).
+	Batch func(Settings) BatchAPI `json:"-"`
 	// Hidden keeps a provider out of All (test-only adapters).
 	Hidden bool `json:"-"`
 }

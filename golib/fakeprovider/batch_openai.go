@@ -1,0 +1,257 @@
+package fakeprovider
+
+// OpenAI's Batch API: POST /v1/files (multipart, purpose "batch"), POST /v1/batches,
+// GET /v1/batches[/{id}], POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content. The output
+// file holds the lines answered (any HTTP status), the error file the lines that failed without a
+// response (status_code 0) or expired.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+func init() {
+	batchRoutes = append(batchRoutes,
+		batchRoute{http.MethodPost, "/v1/files", (*Server).openAIUpload},
+		batchRoute{http.MethodGet, "/v1/files/*/content", (*Server).openAIFileContent},
+		batchRoute{http.MethodPost, "/v1/batches", (*Server).openAICreate},
+		batchRoute{http.MethodGet, "/v1/batches", (*Server).openAIList},
+		batchRoute{http.MethodGet, "/v1/batches/*", (*Server).openAIGet},
+		batchRoute{http.MethodPost, "/v1/batches/*/cancel", (*Server).openAICancel},
+	)
+}
+
+func openAIError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error",
+		"param": nil, "code": code}})
+}
+
+// openAIAuthorized refuses a call without a bearer key (or with one declared invalid).
+func (s *Server) openAIAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	key := chatBase{}.apiKey(r)
+	if key == "" || s.cfg.Load().invalidKeys[key] {
+		openAIError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
+		return false
+	}
+	return true
+}
+
+func (s *Server) openAIUpload(w http.ResponseWriter, r *http.Request, _ []string) {
+	if !s.openAIAuthorized(w, r) {
+		return
+	}
+	if err := r.ParseMultipartForm(256 << 20); err != nil || r.FormValue("purpose") != "batch" {
+		openAIError(w, http.StatusBadRequest, "invalid_request", "A multipart form with purpose=batch and a file is required.")
+		return
+	}
+	f, hdr, err := r.FormFile("file")
+	if err != nil {
+		openAIError(w, http.StatusBadRequest, "invalid_request", "The file is missing.")
+		return
+	}
+	content, _ := io.ReadAll(f)
+	_ = f.Close()
+	id := s.storeFile("file-", content, true)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "file", "bytes": len(content),
+		"created_at": time.Now().Unix(), "filename": hdr.Filename, "purpose": "batch"})
+}
+
+func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request, _ []string) {
+	if !s.openAIAuthorized(w, r) {
+		return
+	}
+	var req struct {
+		InputFileID      string            `json:"input_file_id"`
+		Endpoint         string            `json:"endpoint"`
+		CompletionWindow string            `json:"completion_window"`
+		Metadata         map[string]string `json:"metadata"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil || req.Endpoint != "/v1/chat/completions" || req.CompletionWindow != "24h" {
+		openAIError(w, http.StatusBadRequest, "invalid_request",
+			"input_file_id, endpoint \"/v1/chat/completions\" and completion_window \"24h\" are required.")
+		return
+	}
+	content, ok := s.file(req.InputFileID)
+	if !ok {
+		openAIError(w, http.StatusNotFound, "not_found", "No such File object: "+req.InputFileID)
+		return
+	}
+	if s.refuseCreate() {
+		openAIError(w, http.StatusTooManyRequests, "token_limit_exceeded",
+			"Enqueued token limit reached for this model. Wait for your batches to finish before creating more.")
+		return
+	}
+	var lines []batchLine
+	sc := bufio.NewScanner(bytes.NewReader(content))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	ids := map[string]bool{}
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var l struct {
+			CustomID string          `json:"custom_id"`
+			Method   string          `json:"method"`
+			URL      string          `json:"url"`
+			Body     json.RawMessage `json:"body"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.CustomID == "" || l.Method != "POST" ||
+			l.URL != req.Endpoint || ids[l.CustomID] {
+			openAIError(w, http.StatusBadRequest, "invalid_request", "The input file holds an invalid or duplicated line.")
+			return
+		}
+		ids[l.CustomID] = true
+		lines = append(lines, batchLine{customID: l.CustomID, body: l.Body})
+	}
+	if len(lines) == 0 || len(lines) > 50000 {
+		openAIError(w, http.StatusBadRequest, "invalid_request", "A batch holds 1 to 50,000 requests.")
+		return
+	}
+	fb := s.addBatch("openai", "batch_", lines, r.Header, req.Metadata)
+	writeJSON(w, http.StatusOK, s.openAIBatchObject(fb, req.InputFileID))
+}
+
+// openAIBatchObject writes a batch, making its output and error files once it has ended.
+func (s *Server) openAIBatchObject(fb *fakeBatch, inputFile string) map[string]any {
+	status := map[string]string{"in_progress": "in_progress", "running": "in_progress", "ended": "completed",
+		"cancelled": "cancelled"}[fb.state]
+	total, ok, failed := fb.counts()
+	obj := map[string]any{"id": fb.id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": nil,
+		"input_file_id": inputFile, "completion_window": "24h", "status": status, "output_file_id": nil,
+		"error_file_id": nil, "created_at": fb.created.Unix(), "metadata": fb.meta,
+		"request_counts": map[string]int{"total": total, "completed": ok, "failed": failed}}
+	if status == "completed" || status == "cancelled" {
+		out, errs := s.openAIResultFiles(fb)
+		if out != "" {
+			obj["output_file_id"] = out
+		}
+		if errs != "" {
+			obj["error_file_id"] = errs
+		}
+	}
+	return obj
+}
+
+// openAIResultFiles writes (once) the batch's output and error files.
+func (s *Server) openAIResultFiles(fb *fakeBatch) (string, string) {
+	b := &s.batches
+	b.mu.Lock()
+	done := fb.outputFile != "" || fb.errorFile != ""
+	out, errs := fb.outputFile, fb.errorFile
+	b.mu.Unlock()
+	if done {
+		return out, errs
+	}
+	var ob, eb bytes.Buffer
+	for i, r := range fb.results {
+		line := map[string]any{"id": "batch_req_" + strconv.Itoa(i), "custom_id": r.customID, "response": nil, "error": nil}
+		switch r.fate {
+		case fateAnswer, fateFail:
+			body := json.RawMessage(r.body)
+			if len(r.body) == 0 {
+				body = json.RawMessage(`{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`)
+			}
+			line["response"] = map[string]any{"status_code": r.status, "request_id": "req_" + strconv.Itoa(i), "body": body}
+		case fateFailZero:
+			line["response"] = map[string]any{"status_code": 0, "request_id": "", "body": map[string]any{}}
+			line["error"] = map[string]string{"code": "server_error", "message": "The request could not be processed."}
+		case fateExpire:
+			line["error"] = map[string]string{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}
+		case fateVanish:
+			continue
+		}
+		enc, _ := json.Marshal(line)
+		if r.fate == fateAnswer || r.fate == fateFail {
+			ob.Write(append(enc, '\n'))
+		} else {
+			eb.Write(append(enc, '\n'))
+		}
+	}
+	if ob.Len() > 0 {
+		out = s.storeFile("file-", ob.Bytes(), false)
+	}
+	if eb.Len() > 0 {
+		errs = s.storeFile("file-", eb.Bytes(), false)
+	}
+	b.mu.Lock()
+	if fb.outputFile == "" && fb.errorFile == "" {
+		fb.outputFile, fb.errorFile = out, errs
+	}
+	out, errs = fb.outputFile, fb.errorFile
+	b.mu.Unlock()
+	return out, errs
+}
+
+func (s *Server) openAIGet(w http.ResponseWriter, r *http.Request, parts []string) {
+	if !s.openAIAuthorized(w, r) {
+		return
+	}
+	fb, ok := s.batch(parts[0])
+	if !ok || fb.protocol != "openai" {
+		openAIError(w, http.StatusNotFound, "not_found", "No batch found with id '"+parts[0]+"'.")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.openAIBatchObject(fb, ""))
+}
+
+func (s *Server) openAICancel(w http.ResponseWriter, r *http.Request, parts []string) {
+	if !s.openAIAuthorized(w, r) {
+		return
+	}
+	fb, ok := s.batch(parts[0])
+	if !ok || fb.protocol != "openai" {
+		openAIError(w, http.StatusNotFound, "not_found", "No batch found with id '"+parts[0]+"'.")
+		return
+	}
+	s.cancelBatch(fb)
+	writeJSON(w, http.StatusOK, s.openAIBatchObject(fb, ""))
+}
+
+func (s *Server) openAIList(w http.ResponseWriter, r *http.Request, _ []string) {
+	if !s.openAIAuthorized(w, r) {
+		return
+	}
+	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || limit < 1 || limit > 100 {
+		limit = 20
+	}
+	after := r.URL.Query().Get("after")
+	all := s.listBatches("openai")
+	start := 0
+	if after != "" {
+		for i, fb := range all {
+			if fb.id == after {
+				start = i + 1
+			}
+		}
+	}
+	page := all[start:min(start+limit, len(all))]
+	data := make([]map[string]any, len(page))
+	for i, fb := range page {
+		data[i] = s.openAIBatchObject(fb, "")
+	}
+	out := map[string]any{"object": "list", "data": data, "has_more": start+limit < len(all), "first_id": nil, "last_id": nil}
+	if len(page) > 0 {
+		out["first_id"], out["last_id"] = page[0].id, page[len(page)-1].id
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) openAIFileContent(w http.ResponseWriter, r *http.Request, parts []string) {
+	if !s.openAIAuthorized(w, r) {
+		return
+	}
+	content, ok := s.file(parts[0])
+	if !ok {
+		openAIError(w, http.StatusNotFound, "not_found", "No such File object: "+parts[0])
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(content)
+}

@@ -1,0 +1,170 @@
+package provider
+
+// Batch APIs: what differs between the providers' asynchronous batch endpoints, behind one small
+// interface of pure functions (build a request, read a response). The shared pipeline
+// (golib/batch) does the I/O, the waits and the bookkeeping.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"sort"
+)
+
+// BatchLimits are the most lines and bytes one batch may hold.
+type BatchLimits struct {
+	MaxLines int
+	MaxBytes int64
+}
+
+// HTTPCall is one request of a batch API.
+type HTTPCall struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// BatchInfo is a provider's batch as its API describes it.
+type BatchInfo struct {
+	ID    string
+	Tag   string // our client tag, from the batch's metadata
+	State string // the provider's word
+	// Ended: no line will change any more (completed, expired, cancelled, failed).
+	Ended bool
+	// Refused: the provider ended the batch without running it (e.g. OpenAI's enqueued-token
+	// limit); its lines are submitted again later.
+	Refused           bool
+	Total, Done, Fail int
+	// Results are the files (or URLs) its line results are read from.
+	Results []string
+}
+
+// LineKind is what became of one line.
+type LineKind uint8
+
+const (
+	// LineResponse: the provider answered the line with an HTTP status and body (200 or an error).
+	LineResponse LineKind = iota + 1
+	// LineFailed: the line failed without a response (OpenAI's status_code 0, an errored result).
+	LineFailed
+	// LineExpired: the batch ended before the line ran (or it was cancelled).
+	LineExpired
+)
+
+// BatchLine is one line of a batch's results.
+type BatchLine struct {
+	CustomID string
+	Kind     LineKind
+	Status   int
+	Body     []byte
+	Message  string
+}
+
+// BatchAPI is a provider's batch protocol. Every method is pure: no I/O, no clock.
+type BatchAPI interface {
+	Limits() BatchLimits
+	// Line is one request of a batch in the provider's line format (a JSONL line or an element).
+	Line(customID string, req Request) ([]byte, error)
+	// Upload is the request that uploads the lines as a file, or false when the batch is created
+	// with its lines inline.
+	Upload(lines [][]byte, tag string) (HTTPCall, bool)
+	// ParseUpload reads the uploaded file's id.
+	ParseUpload(r Response) (string, error)
+	// Create creates a batch of the uploaded file (or of the lines), tagged with tag.
+	Create(fileID string, lines [][]byte, tag string) HTTPCall
+	// ParseBatch reads a batch (create, get and cancel answer with one).
+	ParseBatch(r Response) (BatchInfo, error)
+	Get(id string) HTTPCall
+	Cancel(id string) HTTPCall
+	// List asks for a page of the account's batches after the cursor ("" for the first page).
+	List(after string) HTTPCall
+	// ParseList reads a page and the cursor of the next one ("" at the end).
+	ParseList(r Response) ([]BatchInfo, string, error)
+	// Results are the requests that fetch an ended batch's line results.
+	Results(b BatchInfo) []HTTPCall
+	// ParseResults reads the line results of one of them.
+	ParseResults(body []byte) ([]BatchLine, error)
+}
+
+// ClientTagKey is the metadata key of the client tag a batch is found again by.
+const ClientTagKey = "tabscreen_tag"
+
+// BatchError reads an error response of a batch API call.
+func BatchError(what string, r Response) error {
+	return fmt.Errorf("%s: HTTP %d: %s", what, r.Status, snippet(r.Body))
+}
+
+
+// multipartFile is the body of a file upload: the form's fields, then the file.
+func multipartFile(url string, header http.Header, fields map[string]string, filename string, content []byte) HTTPCall {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		_ = w.WriteField(k, fields[k])
+	}
+	part, _ := w.CreateFormFile("file", filename)
+	_, _ = part.Write(content)
+	_ = w.Close()
+	h := header.Clone()
+	h.Set("Content-Type", w.FormDataContentType())
+	return HTTPCall{Method: http.MethodPost, URL: url, Header: h, Body: buf.Bytes()}
+}
+
+// jsonl joins lines into a JSONL file.
+func jsonl(lines [][]byte) []byte {
+	return append(bytes.Join(lines, []byte("\n")), '\n')
+}
+
+// splitJSONL calls fn on every non-blank line of a JSONL file.
+func splitJSONL(body []byte, fn func(line []byte) error) error {
+	for _, l := range bytes.Split(body, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bearerHeader is the header of a batch API call authenticated with a bearer key.
+func bearerHeader(key string) http.Header {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+key)
+	h.Set("Accept", "application/json")
+	return h
+}
+
+// jsonCall is a call with a JSON body (nil: none).
+func jsonCall(method, url string, header http.Header, body any) HTTPCall {
+	c := HTTPCall{Method: method, URL: url, Header: header}
+	if body != nil {
+		c.Body, _ = json.Marshal(body)
+		c.Header = header.Clone()
+		c.Header.Set("Content-Type", "application/json")
+	}
+	return c
+}
+
+// parseFileID reads the id of an uploaded file (OpenAI's and Mistral's file object).
+func parseFileID(r Response) (string, error) {
+	var f struct {
+		ID string `json:"id"`
+	}
+	if r.Status != http.StatusOK {
+		return "", BatchError("file upload", r)
+	}
+	if err := json.Unmarshal(r.Body, &f); err != nil || f.ID == "" {
+		return "", fmt.Errorf("file upload answered without an id: %s", snippet(r.Body))
+	}
+	return f.ID, nil
+}
