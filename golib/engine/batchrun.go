@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -8,9 +9,11 @@ import (
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/batch"
+	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 // batchRun is what a run through the provider's batch API keeps besides a synchronous run's.
@@ -68,7 +71,7 @@ func (r *Run) dispatchBatch() {
 	defer r.finish(&wg)
 	defer guard.Recover(r.internalError)
 	b := r.batch
-	tries, err := r.session.BatchTries()
+	tries, err := r.session.Batches().BatchTries()
 	if err != nil {
 		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
 		return
@@ -101,7 +104,7 @@ func (r *Run) dispatchBatch() {
 	if s := r.opts.Batch.PollSeconds; s > 0 {
 		poll.First = seconds(s)
 	}
-	runner := &batch.Runner{API: b.api, Client: r.client, Clock: r.clock, Store: r.session, Sink: (*batchSink)(r),
+	runner := &batch.Runner{API: b.api, Client: r.client, Clock: r.clock, Store: r.session.Batches(), Sink: (*batchSink)(r),
 		MaxTries: maxTries, Wait: r.opts.Batch.Wait, Poll: poll, AfterSubmit: r.afterSubmit,
 		Report: func(c batch.Counts) { b.counts.Store(&c) }}
 	if err := runner.Run(r.ctx, jobs); err != nil && r.ctx.Err() == nil {
@@ -166,4 +169,27 @@ func (s *batchSink) Pending(key string) {
 		payload: &payload{reason: "waiting in a batch at the provider: the same call collects it"}}
 	r.failed.Add(1)
 	r.done.Add(1)
+}
+
+// CancelBatches asks the provider to cancel the open batches of a run of the store at path. The
+// lines that ended before the cancel are collected by the next call, like any ended batch.
+func CancelBatches(ctx context.Context, path, runID, apiKey string) (int, error) {
+	st, err := store.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	letter, endpoint, err := st.RunEndpoint(runID)
+	if err != nil {
+		return 0, err
+	}
+	d, ok := provider.Lookup(letter)
+	if !ok || d.Batch == nil {
+		return 0, fmt.Errorf("run %s was not screened through a batch API", runID)
+	}
+	client, transport := newClient(60*time.Second, 1)
+	defer transport.CloseIdleConnections()
+	r := &batch.Runner{API: d.Batch(provider.Settings{URL: endpoint, APIKey: apiKey}), Client: client, Clock: clock.Real(),
+		Store: st.RunBatches(runID)}
+	return r.Cancel(ctx)
 }

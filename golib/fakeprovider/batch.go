@@ -34,7 +34,7 @@ type batchState struct {
 	seq     int
 	files   map[string][]byte
 	batches map[string]*fakeBatch
-	order   []string       // batch ids, oldest first
+	order   []string        // batch ids, oldest first
 	seen    map[uint64]bool // lines answered or failed before: sent again, they are answered
 	refused bool            // batch_create_fail_once has refused a create
 	stats   BatchStats
@@ -63,9 +63,9 @@ type batchLine struct {
 type lineFate uint8
 
 const (
-	fateAnswer lineFate = iota
-	fateFail            // a 500 response
-	fateFailZero        // no response (status_code 0)
+	fateAnswer   lineFate = iota
+	fateFail              // a 500 response
+	fateFailZero          // no response (status_code 0)
 	fateExpire
 	fateVanish
 )
@@ -337,4 +337,3 @@ func (b batchRoute) match(method, path string) ([]string, bool) {
 }
 
 var batchRoutes []batchRoute
-

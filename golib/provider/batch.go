@@ -97,7 +97,6 @@ func BatchError(what string, r Response) error {
 	return fmt.Errorf("%s: HTTP %d: %s", what, r.Status, snippet(r.Body))
 }
 
-
 // multipartFile is the body of a file upload: the form's fields, then the file.
 func multipartFile(url string, header http.Header, fields map[string]string, filename string, content []byte) HTTPCall {
 	var buf bytes.Buffer

@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-
+	"fmt"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
@@ -50,8 +50,20 @@ type Batch struct {
 	Jobs map[string]string
 }
 
+// RunBatches are the batches of one run.
+type RunBatches struct {
+	store *Store
+	RunID string
+}
+
+// Batches are the batches of the session's run.
+func (s *Session) Batches() *RunBatches { return &RunBatches{s.store, s.RunID} }
+
+// RunBatches are the batches of a run, e.g. to cancel them from another session.
+func (s *Store) RunBatches(runID string) *RunBatches { return &RunBatches{s, runID} }
+
 // BatchIntent records a batch before it is submitted, with the jobs of its lines.
-func (s *Session) BatchIntent(tag string, customIDs, keys []string) (int64, error) {
+func (s *RunBatches) BatchIntent(tag string, customIDs, keys []string) (int64, error) {
 	ctx := context.Background()
 	tx, err := s.store.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -82,7 +94,7 @@ func (s *Session) BatchIntent(tag string, customIDs, keys []string) (int64, erro
 }
 
 // BatchUpdate records a batch's provider id (once known), state and line counts.
-func (s *Session) BatchUpdate(id int64, providerID, state string, done, failed int) error {
+func (s *RunBatches) BatchUpdate(id int64, providerID, state string, done, failed int) error {
 	_, err := s.store.db.Exec(`UPDATE batches SET provider_id = COALESCE(NULLIF(?, ''), provider_id), state = ?,
 		done = ?, failed = ?, updated_at = ? WHERE batch_id = ?`, providerID, state, done, failed, now(), id)
 	if err != nil {
@@ -92,7 +104,7 @@ func (s *Session) BatchUpdate(id int64, providerID, state string, done, failed i
 }
 
 // BatchCollected marks a batch whose every line has been reconciled.
-func (s *Session) BatchCollected(id int64) error {
+func (s *RunBatches) BatchCollected(id int64) error {
 	_, err := s.store.db.Exec(`UPDATE batches SET collected = 1, updated_at = ? WHERE batch_id = ?`, now(), id)
 	if err != nil {
 		return storeError(s.store.Path, "cannot be written", err)
@@ -101,7 +113,7 @@ func (s *Session) BatchCollected(id int64) error {
 }
 
 // OpenBatches are the run's batches not yet collected (intents included), with their jobs.
-func (s *Session) OpenBatches() ([]Batch, error) {
+func (s *RunBatches) OpenBatches() ([]Batch, error) {
 	rows, err := s.store.db.Query(`SELECT batch_id, tag, COALESCE(provider_id, ''), state, lines FROM batches
 		WHERE run_id = ? AND collected = 0 AND state != ? ORDER BY batch_id`, s.RunID, BatchVoid)
 	if err != nil {
@@ -125,7 +137,7 @@ func (s *Session) OpenBatches() ([]Batch, error) {
 	return out, nil
 }
 
-func (s *Session) batchJobs(id int64) (map[string]string, error) {
+func (s *RunBatches) batchJobs(id int64) (map[string]string, error) {
 	rows, err := s.store.db.Query(`SELECT custom_id, job_key FROM batch_jobs WHERE batch_id = ?`, id)
 	if err != nil {
 		return nil, storeError(s.store.Path, "cannot be read", err)
@@ -143,7 +155,7 @@ func (s *Session) batchJobs(id int64) (map[string]string, error) {
 }
 
 // BatchTries counts, per job key, the batches of the run that held the job (void intents aside).
-func (s *Session) BatchTries() (map[string]int, error) {
+func (s *RunBatches) BatchTries() (map[string]int, error) {
 	rows, err := s.store.db.Query(`SELECT j.job_key, COUNT(*) FROM batch_jobs j JOIN batches b USING (batch_id)
 		WHERE b.run_id = ? AND b.state != ? GROUP BY j.job_key`, s.RunID, BatchVoid)
 	if err != nil {
@@ -178,4 +190,11 @@ func (s *Store) Batches(runID string) (*arrowio.Table, error) {
 	return s.table(batchColumns, "batches", where, "batch_id", args)
 }
 
-
+// RunEndpoint is the provider and endpoint a run was screened with.
+func (s *Store) RunEndpoint(runID string) (provider, endpoint string, err error) {
+	err = s.db.QueryRow(`SELECT provider, endpoint FROM runs WHERE run_id = ?`, runID).Scan(&provider, &endpoint)
+	if err != nil {
+		return "", "", &Error{Class: "tabscreen_error_store_run", Message: fmt.Sprintf("run %s is not in the answer store %s", runID, s.Path)}
+	}
+	return provider, endpoint, nil
+}

@@ -30,6 +30,8 @@ var runColumns = []column{
 	i32("failed", "(SELECT count(*) FROM answers a WHERE a.run_id = r.run_id AND a.answered = 0)"),
 	f64("price_dollar", "(SELECT sum(price_dollar) FROM answers a WHERE a.run_id = r.run_id)"),
 	str("created_at", "r.created_at"), str("updated_at", "r.updated_at"), str("fingerprint", "r.fingerprint"),
+	str("batches", `(SELECT group_concat(coalesce(b.provider_id, b.tag) || ' ' || b.state ||
+		CASE b.collected WHEN 1 THEN ' (collected)' ELSE '' END, ', ') FROM batches b WHERE b.run_id = r.run_id AND b.state != 'void')`),
 }
 
 var jobColumns = []column{
@@ -100,7 +102,10 @@ func (s *Store) Delete(runIDs []string) (int, error) {
 		if run.busy() {
 			return 0, &Error{Class: "tabscreen_error_store_busy", Message: fmt.Sprintf("run %s is being screened right now (process %d); it can be deleted once it has ended", id, run.pid.Int64)}
 		}
-		for _, table := range []string{"attempts", "answers", "runs"} {
+		if _, err := tx.Exec("DELETE FROM batch_jobs WHERE batch_id IN (SELECT batch_id FROM batches WHERE run_id = ?)", id); err != nil {
+			return 0, storeError(s.Path, "cannot be written", err)
+		}
+		for _, table := range []string{"attempts", "answers", "batches", "runs"} {
 			if _, err := tx.Exec("DELETE FROM "+table+" WHERE run_id = ?", id); err != nil {
 				return 0, storeError(s.Path, "cannot be written", err)
 			}
