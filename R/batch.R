@@ -107,7 +107,8 @@ batch_pending <- function(meta, options, messages) {
 
 #' @export
 print.tabscreen_batch <- function(x, ...) {
-  cli::cli_text("Batch screening run {.val {x$run_id}}: {x$pending} request{?s} waiting at the provider.")
+  cat(sprintf("Batch screening run %s: %d request%s waiting at the provider.\n", x$run_id, x$pending,
+    if (x$pending == 1) "" else "s"))
   if (!is.null(x$batches)) print(x$batches[c("provider_id", "state", "collected", "lines", "done", "failed")])
   invisible(x)
 }

@@ -46,6 +46,14 @@ func (r *Run) setupBatch(s provider.Settings) error {
 	if r.opts.Store == nil || r.opts.Store.Path == "" {
 		return fmt.Errorf("a batch screening needs an answer store")
 	}
+	st, err := store.Open(r.opts.Store.Path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.EnsureBatches(); err != nil {
+		return err
+	}
 	r.batch = &batchRun{api: r.descriptor.Batch(s)}
 	for i := range r.prices {
 		r.prices[i] = screen.BatchPrices(r.prices[i])
@@ -179,6 +187,9 @@ func CancelBatches(ctx context.Context, path, runID, apiKey string) (int, error)
 		return 0, err
 	}
 	defer st.Close()
+	if err := st.EnsureBatches(); err != nil {
+		return 0, err
+	}
 	letter, endpoint, err := st.RunEndpoint(runID)
 	if err != nil {
 		return 0, err

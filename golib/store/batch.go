@@ -62,6 +62,21 @@ func (s *Session) Batches() *RunBatches { return &RunBatches{s.store, s.RunID} }
 // RunBatches are the batches of a run, e.g. to cancel them from another session.
 func (s *Store) RunBatches(runID string) *RunBatches { return &RunBatches{s, runID} }
 
+// EnsureBatches creates the batch tables when the file has none.
+func (s *Store) EnsureBatches() error {
+	if _, err := s.db.Exec(batchSchema); err != nil {
+		return storeError(s.Path, "cannot be set up for batches", err)
+	}
+	return nil
+}
+
+// hasBatches reports whether the file has the batch tables.
+func (s *Store) hasBatches() bool {
+	var n int
+	err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'batches'`).Scan(&n)
+	return err == nil && n > 0
+}
+
 // BatchIntent records a batch before it is submitted, with the jobs of its lines.
 func (s *RunBatches) BatchIntent(tag string, customIDs, keys []string) (int64, error) {
 	ctx := context.Background()
@@ -183,6 +198,9 @@ var batchColumns = []column{
 
 // Batches lists the batches of a run ("" for every run).
 func (s *Store) Batches(runID string) (*arrowio.Table, error) {
+	if err := s.EnsureBatches(); err != nil {
+		return nil, err
+	}
 	where, args := "", []any(nil)
 	if runID != "" {
 		where, args = "run_id = ?", []any{runID}

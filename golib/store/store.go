@@ -27,14 +27,13 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version; a file with a higher one was written by a
 // newer tabscreen and is not touched, one with a lower one is brought up to date by migrations.
-const schemaVersion = 3
+const schemaVersion = 2
 
 // migrations[v] takes a file from schema v to v+1. Version 2: run_time became the whole job's time
 // (retries and waits included), so the last attempt's own time moved to took; the arguments of
-// custom tools' calls are kept in tool_arguments. Version 3: the batches of batch screenings.
+// custom tools' calls are kept in tool_arguments.
 var migrations = map[int]string{
 	1: `ALTER TABLE answers ADD COLUMN took REAL; ALTER TABLE answers ADD COLUMN tool_arguments TEXT;`,
-	2: batchSchema,
 }
 
 const schema = `
@@ -102,7 +101,7 @@ CREATE TABLE IF NOT EXISTS attempts (
   took          REAL
 );
 CREATE INDEX IF NOT EXISTS attempts_by_job ON attempts (run_id, job_key);
-` + batchSchema
+`
 
 // timeLayout is how times are written: UTC, sortable as text, readable in any SQLite client.
 const timeLayout = "2006-01-02T15:04:05.000Z"
