@@ -277,7 +277,7 @@ func (o *openAIBatch) ParseResults(body []byte) ([]BatchLine, error) {
 			line.Message = strings.TrimSpace(v.Error.Code + ": " + v.Error.Message)
 		}
 		switch {
-		case v.Error != nil && v.Error.Code == "batch_expired":
+		case v.Error != nil && (v.Error.Code == "batch_expired" || v.Error.Code == "batch_cancelled"):
 			line.Kind = LineExpired
 		case v.Response != nil && v.Response.StatusCode != 0:
 			line.Kind, line.Status, line.Body = LineResponse, v.Response.StatusCode, v.Response.Body
