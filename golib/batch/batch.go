@@ -30,6 +30,7 @@ type Store interface {
 	BatchUpdate(id int64, providerID, state string, done, failed int) error
 	BatchCollected(id int64) error
 	OpenBatches() ([]store.Batch, error)
+	KnownBatchIDs() (map[string]bool, error)
 }
 
 // Job is one request to send in a batch.
@@ -165,12 +166,19 @@ func (r *Runner) recover(ctx context.Context) error {
 		r.open = append(r.open, &open{Batch: b})
 	}
 	if len(unknown) > 0 {
-		found, err := r.listTags(ctx)
+		found, untagged, err := r.listTags(ctx)
+		if err != nil {
+			return err
+		}
+		known, err := r.Store.KnownBatchIDs()
 		if err != nil {
 			return err
 		}
 		for _, b := range unknown {
 			info, ok := found[b.Tag]
+			if !ok {
+				info, ok = matchUntagged(b, untagged, known)
+			}
 			if !ok {
 				if err := r.Store.BatchUpdate(b.ID, "", store.BatchVoid, 0, 0); err != nil {
 					return err
@@ -178,6 +186,7 @@ func (r *Runner) recover(ctx context.Context) error {
 				continue
 			}
 			b.ProviderID = info.ID
+			known[info.ID] = true
 			if err := r.Store.BatchUpdate(b.ID, info.ID, info.State, info.Done, info.Fail); err != nil {
 				return err
 			}
@@ -188,22 +197,25 @@ func (r *Runner) recover(ctx context.Context) error {
 	return nil
 }
 
-// listTags lists the account's batches, by client tag.
-func (r *Runner) listTags(ctx context.Context) (map[string]provider.BatchInfo, error) {
+// listTags lists the account's batches: by client tag, and those without one.
+func (r *Runner) listTags(ctx context.Context) (map[string]provider.BatchInfo, []provider.BatchInfo, error) {
 	out := map[string]provider.BatchInfo{}
+	var untagged []provider.BatchInfo
 	after := ""
 	for page := 0; page < 1000; page++ {
 		resp, err := r.do(ctx, r.API.List(after))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		infos, next, err := r.API.ParseList(resp)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, b := range infos {
 			if b.Tag != "" {
 				out[b.Tag] = b
+			} else {
+				untagged = append(untagged, b)
 			}
 		}
 		if next == "" {
@@ -211,7 +223,24 @@ func (r *Runner) listTags(ctx context.Context) (map[string]provider.BatchInfo, e
 		}
 		after = next
 	}
-	return out, nil
+	return out, untagged, nil
+}
+
+// matchUntagged finds the batch of an intent at a provider whose batches carry no metadata
+// (Anthropic's): the earliest batch created after the intent was recorded (a minute of clock skew
+// allowed) with as many requests, that no batch of the store already claims.
+func matchUntagged(b store.Batch, untagged []provider.BatchInfo, known map[string]bool) (provider.BatchInfo, bool) {
+	var best provider.BatchInfo
+	found := false
+	for _, u := range untagged {
+		if known[u.ID] || u.Total != b.Lines || u.Created.IsZero() || u.Created.Before(b.Created.Add(-time.Minute)) {
+			continue
+		}
+		if !found || u.Created.Before(best.Created) {
+			best, found = u, true
+		}
+	}
+	return best, found
 }
 
 // submit splits the jobs into batches within the provider's limits and submits each.

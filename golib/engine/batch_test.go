@@ -9,6 +9,7 @@ import (
 
 	"github.com/tabscreen/tabscreen/golib/batch"
 	"github.com/tabscreen/tabscreen/golib/fakeprovider"
+	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -33,9 +34,17 @@ func batchFake(t *testing.T, patch string) batchFakeServer {
 	return batchFakeServer{srv, hs.URL}
 }
 
-func batchOptions(url, path string, wait bool) *Options {
-	return options(url+"/v1/chat/completions", func(o *Options) {
-		o.Models[0].Name = "gpt-6-luna"
+func batchOptions(url, path string, wait bool) *Options { return batchOptionsOf("a", url, path, wait) }
+
+// batchOptionsOf are a batch run's options for provider a, b or c of the fake at url.
+func batchOptionsOf(letter, url, path string, wait bool) *Options {
+	endpoint := map[string]string{"a": url + "/v1/chat/completions", "b": url, "c": url + "/mistral/v1/chat/completions"}[letter]
+	return options(endpoint, func(o *Options) {
+		o.Provider = letter
+		o.Models[0].Name = map[string]string{"a": "gpt-6-luna", "b": "claude-haiku-4-5", "c": "mistral-small-latest"}[letter]
+		if letter == "b" {
+			o.TopP, o.MaxTokens = nil, 1024
+		}
 		o.Store = &StoreOptions{Path: path}
 		o.Batch = &BatchOptions{Wait: wait, PollSeconds: 0.01}
 	})
@@ -62,10 +71,27 @@ func startBatch(t *testing.T, o *Options, recs Records, with ...StartOption) *Ru
 // Failed, status-0, expired and vanished lines are submitted again until every job is answered,
 // and no job is answered twice.
 func TestBatchResubmitsUntilEveryJobIsAnswered(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) { testBatchResubmits(t, letter) })
+	}
+}
+
+// batchProviders are the providers with a batch API.
+func batchProviders() []string {
+	var out []string
+	for _, d := range provider.All() {
+		if d.Batch != nil {
+			out = append(out, d.Letter)
+		}
+	}
+	return out
+}
+
+func testBatchResubmits(t *testing.T, letter string) {
 	fk := batchFake(t, `{"batch_fail": 0.05, "batch_fail_zero": 0.02, "batch_expire": 0.03, "batch_vanish": 0.02,
 		"batch_create_fail_once": true}`)
 	path := filepath.Join(t.TempDir(), "answers.sqlite")
-	r := startBatch(t, batchOptions(fk.URL, path, true), batchRecords(400))
+	r := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), batchRecords(400))
 	if st, stop := r.State(); st != "done" {
 		t.Fatalf("state %s %+v", st, stop)
 	}
@@ -94,17 +120,23 @@ func TestBatchResubmitsUntilEveryJobIsAnswered(t *testing.T) {
 // A crash right after the submit call returned, before its answer is recorded: the next call finds
 // the batch by its tag and submits nothing again.
 func TestBatchIntentIsRecordedBeforeSubmit(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) { testBatchIntent(t, letter) })
+	}
+}
+
+func testBatchIntent(t *testing.T, letter string) {
 	fk := batchFake(t, `{"batch_delay_ms": 50}`)
 	path := filepath.Join(t.TempDir(), "answers.sqlite")
 	recs := batchRecords(30)
-	r := startBatch(t, batchOptions(fk.URL, path, true), recs, WithAfterSubmit(func() error { return batch.ErrCrash }))
+	r := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), recs, WithAfterSubmit(func() error { return batch.ErrCrash }))
 	if st, _ := r.State(); st != "stopped" {
 		t.Fatalf("state %s", st)
 	}
 	if bs := fk.Stats().Batch; bs.Created != 1 || bs.LinesReceived != 30 {
 		t.Fatalf("batch stats %+v", bs)
 	}
-	r2 := startBatch(t, batchOptions(fk.URL, path, true), recs)
+	r2 := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), recs)
 	if r2.answered.Load() != 30 {
 		t.Fatalf("answered %d, state %v", r2.answered.Load(), r2.stop)
 	}

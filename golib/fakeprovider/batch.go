@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -337,3 +338,28 @@ func (b batchRoute) match(method, path string) ([]string, bool) {
 }
 
 var batchRoutes []batchRoute
+
+func (s *Server) noteResultsFetched() {
+	b := &s.batches
+	b.mu.Lock()
+	b.stats.ResultsFetched++
+	b.mu.Unlock()
+}
+
+// pageAfter is a page of batches (newest first) after the one with id after.
+func pageAfter(all []*fakeBatch, limitText, after string) ([]*fakeBatch, bool) {
+	limit, err := strconv.Atoi(limitText)
+	if err != nil || limit < 1 || limit > 100 {
+		limit = 20
+	}
+	start := 0
+	if after != "" {
+		for i, fb := range all {
+			if fb.id == after {
+				start = i + 1
+			}
+		}
+	}
+	end := min(start+limit, len(all))
+	return all[start:end], end < len(all)
+}

@@ -217,26 +217,12 @@ func (s *Server) openAIList(w http.ResponseWriter, r *http.Request, _ []string) 
 	if !s.openAIAuthorized(w, r) {
 		return
 	}
-	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
-	if err != nil || limit < 1 || limit > 100 {
-		limit = 20
-	}
-	after := r.URL.Query().Get("after")
-	all := s.listBatches("openai")
-	start := 0
-	if after != "" {
-		for i, fb := range all {
-			if fb.id == after {
-				start = i + 1
-			}
-		}
-	}
-	page := all[start:min(start+limit, len(all))]
+	page, more := pageAfter(s.listBatches("openai"), r.URL.Query().Get("limit"), r.URL.Query().Get("after"))
 	data := make([]map[string]any, len(page))
 	for i, fb := range page {
 		data[i] = s.openAIBatchObject(fb, "")
 	}
-	out := map[string]any{"object": "list", "data": data, "has_more": start+limit < len(all), "first_id": nil, "last_id": nil}
+	out := map[string]any{"object": "list", "data": data, "has_more": more, "first_id": nil, "last_id": nil}
 	if len(page) > 0 {
 		out["first_id"], out["last_id"] = page[0].id, page[len(page)-1].id
 	}

@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"sort"
+	"time"
 )
 
 // BatchLimits are the most lines and bytes one batch may hold.
@@ -38,6 +39,8 @@ type BatchInfo struct {
 	// limit); its lines are submitted again later.
 	Refused           bool
 	Total, Done, Fail int
+	// Created is when the provider created it (zero when its API does not say).
+	Created time.Time
 	// Results are the files (or URLs) its line results are read from.
 	Results []string
 }

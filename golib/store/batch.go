@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
@@ -46,6 +47,7 @@ type Batch struct {
 	ProviderID string
 	State      string
 	Lines      int
+	Created    time.Time
 	// Jobs maps each line's custom id to its job key.
 	Jobs map[string]string
 }
@@ -129,7 +131,7 @@ func (s *RunBatches) BatchCollected(id int64) error {
 
 // OpenBatches are the run's batches not yet collected (intents included), with their jobs.
 func (s *RunBatches) OpenBatches() ([]Batch, error) {
-	rows, err := s.store.db.Query(`SELECT batch_id, tag, COALESCE(provider_id, ''), state, lines FROM batches
+	rows, err := s.store.db.Query(`SELECT batch_id, tag, COALESCE(provider_id, ''), state, lines, created_at FROM batches
 		WHERE run_id = ? AND collected = 0 AND state != ? ORDER BY batch_id`, s.RunID, BatchVoid)
 	if err != nil {
 		return nil, storeError(s.store.Path, "cannot be read", err)
@@ -137,10 +139,12 @@ func (s *RunBatches) OpenBatches() ([]Batch, error) {
 	var out []Batch
 	for rows.Next() {
 		var b Batch
-		if err := rows.Scan(&b.ID, &b.Tag, &b.ProviderID, &b.State, &b.Lines); err != nil {
+		var created string
+		if err := rows.Scan(&b.ID, &b.Tag, &b.ProviderID, &b.State, &b.Lines, &created); err != nil {
 			rows.Close()
 			return nil, storeError(s.store.Path, "cannot be read", err)
 		}
+		b.Created, _ = time.Parse(timeLayout, created)
 		out = append(out, b)
 	}
 	rows.Close()
@@ -167,6 +171,24 @@ func (s *RunBatches) batchJobs(id int64) (map[string]string, error) {
 		jobs[c] = k
 	}
 	return jobs, rows.Err()
+}
+
+// KnownBatchIDs are the provider ids of every batch the store holds (of any run).
+func (s *RunBatches) KnownBatchIDs() (map[string]bool, error) {
+	rows, err := s.store.db.Query(`SELECT provider_id FROM batches WHERE provider_id IS NOT NULL`)
+	if err != nil {
+		return nil, storeError(s.store.Path, "cannot be read", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, storeError(s.store.Path, "cannot be read", err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
 }
 
 // BatchTries counts, per job key, the batches of the run that held the job (void intents aside).
