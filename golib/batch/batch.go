@@ -207,7 +207,7 @@ func (r *Runner) listTags(ctx context.Context) (map[string]provider.BatchInfo, [
 		if err != nil {
 			return nil, nil, err
 		}
-		infos, next, err := r.API.ParseList(resp)
+		infos, next, err := r.API.ParseList(resp, after)
 		if err != nil {
 			return nil, nil, err
 		}

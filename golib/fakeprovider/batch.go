@@ -7,6 +7,7 @@ package fakeprovider
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -362,4 +363,55 @@ func pageAfter(all []*fakeBatch, limitText, after string) ([]*fakeBatch, bool) {
 	}
 	end := min(start+limit, len(all))
 	return all[start:end], end < len(all)
+}
+
+// responseFiles writes (once) the batch's output and error files in the line format OpenAI and
+// Mistral share: a response (status_code and body), or an error.
+func (s *Server) responseFiles(fb *fakeBatch) (string, string) {
+	b := &s.batches
+	b.mu.Lock()
+	done := fb.outputFile != "" || fb.errorFile != ""
+	out, errs := fb.outputFile, fb.errorFile
+	b.mu.Unlock()
+	if done {
+		return out, errs
+	}
+	var ob, eb bytes.Buffer
+	for i, r := range fb.results {
+		line := map[string]any{"id": "batch_req_" + strconv.Itoa(i), "custom_id": r.customID, "response": nil, "error": nil}
+		switch r.fate {
+		case fateAnswer, fateFail:
+			body := json.RawMessage(r.body)
+			if len(r.body) == 0 {
+				body = json.RawMessage(`{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`)
+			}
+			line["response"] = map[string]any{"status_code": r.status, "request_id": "req_" + strconv.Itoa(i), "body": body}
+		case fateFailZero:
+			line["response"] = map[string]any{"status_code": 0, "request_id": "", "body": map[string]any{}}
+			line["error"] = map[string]string{"code": "server_error", "message": "The request could not be processed."}
+		case fateExpire:
+			line["error"] = map[string]string{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}
+		case fateVanish:
+			continue
+		}
+		enc, _ := json.Marshal(line)
+		if r.fate == fateAnswer || r.fate == fateFail {
+			ob.Write(append(enc, '\n'))
+		} else {
+			eb.Write(append(enc, '\n'))
+		}
+	}
+	if ob.Len() > 0 {
+		out = s.storeFile("file-", ob.Bytes(), false)
+	}
+	if eb.Len() > 0 {
+		errs = s.storeFile("file-", eb.Bytes(), false)
+	}
+	b.mu.Lock()
+	if fb.outputFile == "" && fb.errorFile == "" {
+		fb.outputFile, fb.errorFile = out, errs
+	}
+	out, errs = fb.outputFile, fb.errorFile
+	b.mu.Unlock()
+	return out, errs
 }

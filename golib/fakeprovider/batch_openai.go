@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -127,7 +126,7 @@ func (s *Server) openAIBatchObject(fb *fakeBatch, inputFile string) map[string]a
 		"error_file_id": nil, "created_at": fb.created.Unix(), "metadata": fb.meta,
 		"request_counts": map[string]int{"total": total, "completed": ok, "failed": failed}}
 	if status == "completed" || status == "cancelled" {
-		out, errs := s.openAIResultFiles(fb)
+		out, errs := s.responseFiles(fb)
 		if out != "" {
 			obj["output_file_id"] = out
 		}
@@ -136,56 +135,6 @@ func (s *Server) openAIBatchObject(fb *fakeBatch, inputFile string) map[string]a
 		}
 	}
 	return obj
-}
-
-// openAIResultFiles writes (once) the batch's output and error files.
-func (s *Server) openAIResultFiles(fb *fakeBatch) (string, string) {
-	b := &s.batches
-	b.mu.Lock()
-	done := fb.outputFile != "" || fb.errorFile != ""
-	out, errs := fb.outputFile, fb.errorFile
-	b.mu.Unlock()
-	if done {
-		return out, errs
-	}
-	var ob, eb bytes.Buffer
-	for i, r := range fb.results {
-		line := map[string]any{"id": "batch_req_" + strconv.Itoa(i), "custom_id": r.customID, "response": nil, "error": nil}
-		switch r.fate {
-		case fateAnswer, fateFail:
-			body := json.RawMessage(r.body)
-			if len(r.body) == 0 {
-				body = json.RawMessage(`{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`)
-			}
-			line["response"] = map[string]any{"status_code": r.status, "request_id": "req_" + strconv.Itoa(i), "body": body}
-		case fateFailZero:
-			line["response"] = map[string]any{"status_code": 0, "request_id": "", "body": map[string]any{}}
-			line["error"] = map[string]string{"code": "server_error", "message": "The request could not be processed."}
-		case fateExpire:
-			line["error"] = map[string]string{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}
-		case fateVanish:
-			continue
-		}
-		enc, _ := json.Marshal(line)
-		if r.fate == fateAnswer || r.fate == fateFail {
-			ob.Write(append(enc, '\n'))
-		} else {
-			eb.Write(append(enc, '\n'))
-		}
-	}
-	if ob.Len() > 0 {
-		out = s.storeFile("file-", ob.Bytes(), false)
-	}
-	if eb.Len() > 0 {
-		errs = s.storeFile("file-", eb.Bytes(), false)
-	}
-	b.mu.Lock()
-	if fb.outputFile == "" && fb.errorFile == "" {
-		fb.outputFile, fb.errorFile = out, errs
-	}
-	out, errs = fb.outputFile, fb.errorFile
-	b.mu.Unlock()
-	return out, errs
 }
 
 func (s *Server) openAIGet(w http.ResponseWriter, r *http.Request, parts []string) {

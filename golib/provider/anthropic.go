@@ -387,7 +387,7 @@ func (a *anthropicBatch) List(after string) HTTPCall {
 	return jsonCall(http.MethodGet, a.base+"?"+q.Encode(), a.header, nil)
 }
 
-func (a *anthropicBatch) ParseList(r Response) ([]BatchInfo, string, error) {
+func (a *anthropicBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
 	var page struct {
 		Data    []anthropicBatchObject `json:"data"`
 		HasMore bool                   `json:"has_more"`

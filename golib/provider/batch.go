@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -84,8 +86,9 @@ type BatchAPI interface {
 	Cancel(id string) HTTPCall
 	// List asks for a page of the account's batches after the cursor ("" for the first page).
 	List(after string) HTTPCall
-	// ParseList reads a page and the cursor of the next one ("" at the end).
-	ParseList(r Response) ([]BatchInfo, string, error)
+	// ParseList reads the page asked for with cursor after, and the cursor of the next one ("" at
+	// the end).
+	ParseList(r Response, after string) ([]BatchInfo, string, error)
 	// Results are the requests that fetch an ended batch's line results.
 	Results(b BatchInfo) []HTTPCall
 	// ParseResults reads the line results of one of them.
@@ -169,4 +172,58 @@ func parseFileID(r Response) (string, error) {
 		return "", fmt.Errorf("file upload answered without an id: %s", snippet(r.Body))
 	}
 	return f.ID, nil
+}
+
+// uploadBatchFile uploads the lines as a JSONL file with purpose "batch" (OpenAI's and Mistral's
+// files API).
+func uploadBatchFile(base string, header http.Header, lines [][]byte, tag string) HTTPCall {
+	return multipartFile(base+"/files", header, map[string]string{"purpose": "batch"}, tag+".jsonl", jsonl(lines))
+}
+
+// fileContents are the requests that download files (OpenAI's and Mistral's files API).
+func fileContents(base string, header http.Header, ids []string) []HTTPCall {
+	out := make([]HTTPCall, len(ids))
+	for i, f := range ids {
+		out[i] = jsonCall(http.MethodGet, base+"/files/"+url.PathEscape(f)+"/content", header, nil)
+	}
+	return out
+}
+
+// responseLines reads result files whose lines hold a response (status_code and body) or an
+// error (OpenAI's output and error files, Mistral's): a line with a response holds its status and
+// body; one without (status_code 0, or no response) failed, unless its error says it expired or
+// was cancelled.
+func responseLines(body []byte) ([]BatchLine, error) {
+	var out []BatchLine
+	err := splitJSONL(body, func(l []byte) error {
+		var v struct {
+			CustomID string `json:"custom_id"`
+			Response *struct {
+				StatusCode int             `json:"status_code"`
+				Body       json.RawMessage `json:"body"`
+			} `json:"response"`
+			Error *struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(l, &v); err != nil {
+			return fmt.Errorf("batch result line: %v", err)
+		}
+		line := BatchLine{CustomID: v.CustomID, Kind: LineFailed}
+		if v.Error != nil {
+			line.Message = strings.TrimSpace(v.Error.Code + ": " + v.Error.Message)
+		}
+		switch {
+		case v.Error != nil && (v.Error.Code == "batch_expired" || v.Error.Code == "batch_cancelled"):
+			line.Kind = LineExpired
+		case v.Response != nil && v.Response.StatusCode != 0:
+			line.Kind, line.Status, line.Body = LineResponse, v.Response.StatusCode, v.Response.Body
+		case line.Message == "":
+			line.Message = "the line failed without a response (status_code 0)"
+		}
+		out = append(out, line)
+		return nil
+	})
+	return out, err
 }

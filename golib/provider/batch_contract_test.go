@@ -131,7 +131,7 @@ func TestBatchContract(t *testing.T) {
 			for i := range f.Lists {
 				c := &f.Lists[i]
 				have["lists"][c.Name] = true
-				infos, next, err := api.ParseList(Response{Status: c.Status, Body: c.Body})
+				infos, next, err := api.ParseList(Response{Status: c.Status, Body: c.Body}, "")
 				check("list "+c.Name, &c.Want, map[string]any{"batches": infos, "next": next, "error": errText(err)})
 			}
 			for i := range f.Results {

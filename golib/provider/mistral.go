@@ -7,7 +7,12 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 )
 
 var mistralDescriptor = Descriptor{
@@ -27,6 +32,7 @@ var mistralDescriptor = Descriptor{
 	ModelFields:   []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out"},
 	SettingFields: []string{"reasoning_effort", "send_top_p"},
 	Policy:        mistralPolicy,
+	Batch:         newMistralBatch,
 	Probe: func(model string, _ *ModelRule) any {
 		return map[string]any{"model": model, "messages": probeMessages, "max_tokens": 16}
 	},
@@ -101,3 +107,119 @@ func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 	}
 	return ModelSettings{ReasoningEffort: effort, AllowanceEffort: effort, SendTopP: boolp(r.TopPOK)}, nil
 }
+
+// mistralBatch is Mistral's batch jobs API: the lines are uploaded as a JSONL file (POST /v1/files,
+// purpose "batch"), then POST /v1/batch/jobs with the client tag in its metadata; an ended job has
+// an output file and an error file in OpenAI's line format. Inline requests stop at 10,000; a file
+// holds up to a million pending requests, kept here to OpenAI's size so a file stays small.
+type mistralBatch struct {
+	base   string // https://api.mistral.ai/v1
+	header http.Header
+}
+
+func newMistralBatch(s Settings) BatchAPI {
+	return &mistralBatch{base: strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions"),
+		header: bearerHeader(s.APIKey)}
+}
+
+func (m *mistralBatch) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
+
+func (m *mistralBatch) Line(customID string, req Request) ([]byte, error) {
+	return json.Marshal(map[string]any{"custom_id": customID, "body": json.RawMessage(req.Body)})
+}
+
+func (m *mistralBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
+	return uploadBatchFile(m.base, m.header, lines, tag), true
+}
+
+func (m *mistralBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
+
+func (m *mistralBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
+	return jsonCall(http.MethodPost, m.base+"/batch/jobs", m.header, map[string]any{"input_files": []string{fileID},
+		"endpoint": "/v1/chat/completions", "metadata": map[string]string{ClientTagKey: tag}, "timeout_hours": 24})
+}
+
+type mistralBatchJob struct {
+	ID         string            `json:"id"`
+	Status     string            `json:"status"`
+	OutputFile *string           `json:"output_file"`
+	ErrorFile  *string           `json:"error_file"`
+	Metadata   map[string]string `json:"metadata"`
+	CreatedAt  int64             `json:"created_at"`
+	Total      int               `json:"total_requests"`
+	Succeeded  int               `json:"succeeded_requests"`
+	Failed     int               `json:"failed_requests"`
+}
+
+func (b mistralBatchJob) info() BatchInfo {
+	i := BatchInfo{ID: b.ID, Tag: b.Metadata[ClientTagKey], State: b.Status, Total: b.Total, Done: b.Succeeded,
+		Fail: b.Failed, Created: time.Unix(b.CreatedAt, 0).UTC()}
+	switch b.Status {
+	case "SUCCESS", "FAILED", "TIMEOUT_EXCEEDED", "CANCELLED":
+		i.Ended = true
+	}
+	for _, f := range []*string{b.OutputFile, b.ErrorFile} {
+		if f != nil && *f != "" {
+			i.Results = append(i.Results, *f)
+		}
+	}
+	return i
+}
+
+func (m *mistralBatch) ParseBatch(r Response) (BatchInfo, error) {
+	var b mistralBatchJob
+	if r.Status != http.StatusOK {
+		return BatchInfo{}, BatchError("batch job request", r)
+	}
+	if err := json.Unmarshal(r.Body, &b); err != nil || b.ID == "" {
+		return BatchInfo{}, fmt.Errorf("batch job response without an id: %s", snippet(r.Body))
+	}
+	return b.info(), nil
+}
+
+func (m *mistralBatch) Get(id string) HTTPCall {
+	return jsonCall(http.MethodGet, m.base+"/batch/jobs/"+url.PathEscape(id), m.header, nil)
+}
+
+func (m *mistralBatch) Cancel(id string) HTTPCall {
+	return jsonCall(http.MethodPost, m.base+"/batch/jobs/"+url.PathEscape(id)+"/cancel", m.header, nil)
+}
+
+// List pages by number: the cursor is the page to ask for.
+func (m *mistralBatch) List(after string) HTTPCall {
+	if after == "" {
+		after = "0"
+	}
+	q := url.Values{"page": {after}, "page_size": {"100"}, "order_by": {"-created"}}
+	return jsonCall(http.MethodGet, m.base+"/batch/jobs?"+q.Encode(), m.header, nil)
+}
+
+func (m *mistralBatch) ParseList(r Response, after string) ([]BatchInfo, string, error) {
+	var page struct {
+		Data  []mistralBatchJob `json:"data"`
+		Total int               `json:"total"`
+	}
+	if r.Status != http.StatusOK {
+		return nil, "", BatchError("listing batch jobs", r)
+	}
+	if err := json.Unmarshal(r.Body, &page); err != nil {
+		return nil, "", fmt.Errorf("batch job list: %v", err)
+	}
+	out := make([]BatchInfo, len(page.Data))
+	for i, b := range page.Data {
+		out[i] = b.info()
+	}
+	// The next page follows from the one asked for and the count.
+	n, _ := strconv.Atoi(after)
+	if len(page.Data) == 0 || (n+1)*100 >= page.Total {
+		return out, "", nil
+	}
+	return out, strconv.Itoa(n + 1), nil
+}
+
+func (m *mistralBatch) Results(b BatchInfo) []HTTPCall {
+	return fileContents(m.base, m.header, b.Results)
+}
+
+// ParseResults reads the output and error files (responseLines).
+func (m *mistralBatch) ParseResults(body []byte) ([]BatchLine, error) { return responseLines(body) }

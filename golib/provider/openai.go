@@ -155,7 +155,7 @@ func (o *openAIBatch) Line(customID string, req Request) ([]byte, error) {
 }
 
 func (o *openAIBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
-	return multipartFile(o.base+"/files", o.header, map[string]string{"purpose": "batch"}, tag+".jsonl", jsonl(lines)), true
+	return uploadBatchFile(o.base, o.header, lines, tag), true
 }
 
 func (o *openAIBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
@@ -222,7 +222,7 @@ func (o *openAIBatch) List(after string) HTTPCall {
 	return jsonCall(http.MethodGet, o.base+"/batches?"+q.Encode(), o.header, nil)
 }
 
-func (o *openAIBatch) ParseList(r Response) ([]BatchInfo, string, error) {
+func (o *openAIBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
 	var page struct {
 		Data    []openAIBatchObject `json:"data"`
 		HasMore bool                `json:"has_more"`
@@ -246,46 +246,8 @@ func (o *openAIBatch) ParseList(r Response) ([]BatchInfo, string, error) {
 }
 
 func (o *openAIBatch) Results(b BatchInfo) []HTTPCall {
-	out := make([]HTTPCall, len(b.Results))
-	for i, f := range b.Results {
-		out[i] = jsonCall(http.MethodGet, o.base+"/files/"+url.PathEscape(f)+"/content", o.header, nil)
-	}
-	return out
+	return fileContents(o.base, o.header, b.Results)
 }
 
-// ParseResults reads output and error files alike: a line with a response holds its status and
-// body; one without (status_code 0, or no response) failed, unless its error says it expired.
-func (o *openAIBatch) ParseResults(body []byte) ([]BatchLine, error) {
-	var out []BatchLine
-	err := splitJSONL(body, func(l []byte) error {
-		var v struct {
-			CustomID string `json:"custom_id"`
-			Response *struct {
-				StatusCode int             `json:"status_code"`
-				Body       json.RawMessage `json:"body"`
-			} `json:"response"`
-			Error *struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(l, &v); err != nil {
-			return fmt.Errorf("batch result line: %v", err)
-		}
-		line := BatchLine{CustomID: v.CustomID, Kind: LineFailed}
-		if v.Error != nil {
-			line.Message = strings.TrimSpace(v.Error.Code + ": " + v.Error.Message)
-		}
-		switch {
-		case v.Error != nil && (v.Error.Code == "batch_expired" || v.Error.Code == "batch_cancelled"):
-			line.Kind = LineExpired
-		case v.Response != nil && v.Response.StatusCode != 0:
-			line.Kind, line.Status, line.Body = LineResponse, v.Response.StatusCode, v.Response.Body
-		case line.Message == "":
-			line.Message = "the line failed without a response (status_code 0)"
-		}
-		out = append(out, line)
-		return nil
-	})
-	return out, err
-}
+// ParseResults reads the output and error files (responseLines).
+func (o *openAIBatch) ParseResults(body []byte) ([]BatchLine, error) { return responseLines(body) }
