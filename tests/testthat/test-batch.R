@@ -134,6 +134,29 @@ test_that("screen_batch_cancel() cancels the open batches, and the next call sub
   expect_equal(fake$stats()$batch$lines_received, 10)
 })
 
+test_that("providers B and C screen in batches too: the same object at half the price, lines resubmitted", {
+  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-batch", PROVIDER_C_API_KEY = "test-batch-c")
+  fake <- local_fake_provider(seed = 18, batch_fail = 0.1, batch_expire = 0.1, batch_vanish = 0.05)
+  d <- batch_records(10)
+  for (p in list(list(fun = tabscreen_b, url = fake$url_b), list(fun = tabscreen_c, url = fake$url_c))) {
+    before <- fake$stats()$batch
+    res <- screen_batch(p$fun, d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = p$url, reps = 2, progress = FALSE, messages = FALSE)
+    sync <- p$fun(d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = p$url, reps = 2, progress = FALSE, messages = FALSE)
+    expect_s3_class(res, "llm")
+    expect_equal(names(res$answer_data), names(sync$answer_data))
+    expect_equal(nrow(res$answer_data), 20)
+    expect_equal(NROW(res$error_data), 0)
+    expect_equal(res$price_data$total_price_dollar, sync$price_data$total_price_dollar / 2)
+    after <- fake$stats()$batch
+    expect_equal(after$lines_answered - before$lines_answered, 20)
+    redo <- (after$lines_failed + after$lines_expired + after$lines_vanished) -
+      (before$lines_failed + before$lines_expired + before$lines_vanished)
+    expect_equal(after$lines_received - before$lines_received, 20 + redo)
+  }
+})
+
 test_that("bad arguments are classed errors before any request", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-args")
   fake <- local_fake_provider(seed = 17)
