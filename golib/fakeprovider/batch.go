@@ -415,3 +415,38 @@ func (s *Server) responseFiles(fb *fakeBatch) (string, string) {
 	b.mu.Unlock()
 	return out, errs
 }
+
+// fakeBatchAPI is what the get and cancel endpoints of a protocol's batch API need: its
+// authentication, its 404, and how it writes a batch.
+type fakeBatchAPI struct {
+	protocol   string
+	authorized func(s *Server, w http.ResponseWriter, r *http.Request) bool
+	notFound   func(w http.ResponseWriter, id string)
+	object     func(s *Server, r *http.Request, fb *fakeBatch) map[string]any
+}
+
+// find returns the protocol's batch with the id, or writes the refusal.
+func (a fakeBatchAPI) find(s *Server, w http.ResponseWriter, r *http.Request, id string) (*fakeBatch, bool) {
+	if !a.authorized(s, w, r) {
+		return nil, false
+	}
+	fb, ok := s.batch(id)
+	if !ok || fb.protocol != a.protocol {
+		a.notFound(w, id)
+		return nil, false
+	}
+	return fb, true
+}
+
+func (a fakeBatchAPI) get(s *Server, w http.ResponseWriter, r *http.Request, parts []string) {
+	if fb, ok := a.find(s, w, r, parts[0]); ok {
+		writeJSON(w, http.StatusOK, a.object(s, r, fb))
+	}
+}
+
+func (a fakeBatchAPI) cancel(s *Server, w http.ResponseWriter, r *http.Request, parts []string) {
+	if fb, ok := a.find(s, w, r, parts[0]); ok {
+		s.cancelBatch(fb)
+		writeJSON(w, http.StatusOK, a.object(s, r, fb))
+	}
+}

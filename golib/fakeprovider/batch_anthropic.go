@@ -18,11 +18,17 @@ func init() {
 	batchRoutes = append([]batchRoute{
 		{http.MethodPost, "/v1/messages/batches", (*Server).anthropicCreate},
 		{http.MethodGet, "/v1/messages/batches", (*Server).anthropicList},
-		{http.MethodGet, "/v1/messages/batches/*", (*Server).anthropicGet},
-		{http.MethodPost, "/v1/messages/batches/*/cancel", (*Server).anthropicCancel},
+		{http.MethodGet, "/v1/messages/batches/*", anthropicBatches.get},
+		{http.MethodPost, "/v1/messages/batches/*/cancel", anthropicBatches.cancel},
 		{http.MethodGet, "/v1/messages/batches/*/results", (*Server).anthropicResults},
 	}, batchRoutes...)
 }
+
+var anthropicBatches = fakeBatchAPI{protocol: "anthropic", authorized: (*Server).anthropicAuthorized,
+	notFound: func(w http.ResponseWriter, id string) {
+		anthropicBatchError(w, http.StatusNotFound, "not_found_error", "Batch "+id+" not found")
+	},
+	object: (*Server).anthropicBatchObject}
 
 func anthropicBatchError(w http.ResponseWriter, status int, kind, msg string) {
 	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": kind, "message": msg}})
@@ -119,32 +125,6 @@ func (s *Server) anthropicBatchObject(r *http.Request, fb *fakeBatch) map[string
 	return obj
 }
 
-// anthropicBatch finds a batch of this protocol or writes the 404.
-func (s *Server) anthropicBatch(w http.ResponseWriter, r *http.Request, id string) (*fakeBatch, bool) {
-	if !s.anthropicAuthorized(w, r) {
-		return nil, false
-	}
-	fb, ok := s.batch(id)
-	if !ok || fb.protocol != "anthropic" {
-		anthropicBatchError(w, http.StatusNotFound, "not_found_error", "Batch "+id+" not found")
-		return nil, false
-	}
-	return fb, true
-}
-
-func (s *Server) anthropicGet(w http.ResponseWriter, r *http.Request, parts []string) {
-	if fb, ok := s.anthropicBatch(w, r, parts[0]); ok {
-		writeJSON(w, http.StatusOK, s.anthropicBatchObject(r, fb))
-	}
-}
-
-func (s *Server) anthropicCancel(w http.ResponseWriter, r *http.Request, parts []string) {
-	if fb, ok := s.anthropicBatch(w, r, parts[0]); ok {
-		s.cancelBatch(fb)
-		writeJSON(w, http.StatusOK, s.anthropicBatchObject(r, fb))
-	}
-}
-
 func (s *Server) anthropicList(w http.ResponseWriter, r *http.Request, _ []string) {
 	if !s.anthropicAuthorized(w, r) {
 		return
@@ -162,7 +142,7 @@ func (s *Server) anthropicList(w http.ResponseWriter, r *http.Request, _ []strin
 }
 
 func (s *Server) anthropicResults(w http.ResponseWriter, r *http.Request, parts []string) {
-	fb, ok := s.anthropicBatch(w, r, parts[0])
+	fb, ok := anthropicBatches.find(s, w, r, parts[0])
 	if !ok {
 		return
 	}

@@ -19,10 +19,16 @@ func init() {
 		batchRoute{http.MethodGet, "/mistral/v1/files/*/content", (*Server).openAIFileContent},
 		batchRoute{http.MethodPost, "/mistral/v1/batch/jobs", (*Server).mistralCreate},
 		batchRoute{http.MethodGet, "/mistral/v1/batch/jobs", (*Server).mistralList},
-		batchRoute{http.MethodGet, "/mistral/v1/batch/jobs/*", (*Server).mistralGet},
-		batchRoute{http.MethodPost, "/mistral/v1/batch/jobs/*/cancel", (*Server).mistralCancel},
+		batchRoute{http.MethodGet, "/mistral/v1/batch/jobs/*", mistralBatches.get},
+		batchRoute{http.MethodPost, "/mistral/v1/batch/jobs/*/cancel", mistralBatches.cancel},
 	)
 }
+
+var mistralBatches = fakeBatchAPI{protocol: "mistral", authorized: (*Server).openAIAuthorized,
+	notFound: func(w http.ResponseWriter, id string) {
+		mistralBatchError(w, http.StatusNotFound, "Batch job "+id+" not found")
+	},
+	object: func(s *Server, _ *http.Request, fb *fakeBatch) map[string]any { return s.mistralJob(fb, nil) }}
 
 func mistralBatchError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"object": "error", "message": msg, "type": "invalid_request_error", "param": nil, "code": nil})
@@ -93,31 +99,6 @@ func (s *Server) mistralJob(fb *fakeBatch, inputs []string) map[string]any {
 		obj["completed_at"] = fb.endsAt.Unix()
 	}
 	return obj
-}
-
-func (s *Server) mistralBatch(w http.ResponseWriter, r *http.Request, id string) (*fakeBatch, bool) {
-	if !s.openAIAuthorized(w, r) {
-		return nil, false
-	}
-	fb, ok := s.batch(id)
-	if !ok || fb.protocol != "mistral" {
-		mistralBatchError(w, http.StatusNotFound, "Batch job "+id+" not found")
-		return nil, false
-	}
-	return fb, true
-}
-
-func (s *Server) mistralGet(w http.ResponseWriter, r *http.Request, parts []string) {
-	if fb, ok := s.mistralBatch(w, r, parts[0]); ok {
-		writeJSON(w, http.StatusOK, s.mistralJob(fb, nil))
-	}
-}
-
-func (s *Server) mistralCancel(w http.ResponseWriter, r *http.Request, parts []string) {
-	if fb, ok := s.mistralBatch(w, r, parts[0]); ok {
-		s.cancelBatch(fb)
-		writeJSON(w, http.StatusOK, s.mistralJob(fb, nil))
-	}
 }
 
 func (s *Server) mistralList(w http.ResponseWriter, r *http.Request, _ []string) {

@@ -20,10 +20,16 @@ func init() {
 		batchRoute{http.MethodGet, "/v1/files/*/content", (*Server).openAIFileContent},
 		batchRoute{http.MethodPost, "/v1/batches", (*Server).openAICreate},
 		batchRoute{http.MethodGet, "/v1/batches", (*Server).openAIList},
-		batchRoute{http.MethodGet, "/v1/batches/*", (*Server).openAIGet},
-		batchRoute{http.MethodPost, "/v1/batches/*/cancel", (*Server).openAICancel},
+		batchRoute{http.MethodGet, "/v1/batches/*", openAIBatches.get},
+		batchRoute{http.MethodPost, "/v1/batches/*/cancel", openAIBatches.cancel},
 	)
 }
+
+var openAIBatches = fakeBatchAPI{protocol: "openai", authorized: (*Server).openAIAuthorized,
+	notFound: func(w http.ResponseWriter, id string) {
+		openAIError(w, http.StatusNotFound, "not_found", "No batch found with id '"+id+"'.")
+	},
+	object: func(s *Server, _ *http.Request, fb *fakeBatch) map[string]any { return s.openAIBatchObject(fb, "") }}
 
 func openAIError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error",
@@ -135,31 +141,6 @@ func (s *Server) openAIBatchObject(fb *fakeBatch, inputFile string) map[string]a
 		}
 	}
 	return obj
-}
-
-func (s *Server) openAIGet(w http.ResponseWriter, r *http.Request, parts []string) {
-	if !s.openAIAuthorized(w, r) {
-		return
-	}
-	fb, ok := s.batch(parts[0])
-	if !ok || fb.protocol != "openai" {
-		openAIError(w, http.StatusNotFound, "not_found", "No batch found with id '"+parts[0]+"'.")
-		return
-	}
-	writeJSON(w, http.StatusOK, s.openAIBatchObject(fb, ""))
-}
-
-func (s *Server) openAICancel(w http.ResponseWriter, r *http.Request, parts []string) {
-	if !s.openAIAuthorized(w, r) {
-		return
-	}
-	fb, ok := s.batch(parts[0])
-	if !ok || fb.protocol != "openai" {
-		openAIError(w, http.StatusNotFound, "not_found", "No batch found with id '"+parts[0]+"'.")
-		return
-	}
-	s.cancelBatch(fb)
-	writeJSON(w, http.StatusOK, s.openAIBatchObject(fb, ""))
 }
 
 func (s *Server) openAIList(w http.ResponseWriter, r *http.Request, _ []string) {

@@ -305,8 +305,7 @@ func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 // file (results_url). A batch has no metadata: the client tag cannot travel with it, so a batch
 // whose create answer was lost is found by its request count and creation time (Matches).
 type anthropicBatch struct {
-	base   string // https://api.anthropic.com/v1/messages/batches
-	header http.Header
+	batchCollection // https://api.anthropic.com/v1/messages/batches
 }
 
 func newAnthropicBatch(s Settings) BatchAPI {
@@ -314,7 +313,7 @@ func newAnthropicBatch(s Settings) BatchAPI {
 	h.Set("x-api-key", s.APIKey)
 	h.Set("anthropic-version", anthropicVersion)
 	h.Set("accept", "application/json")
-	return &anthropicBatch{base: anthropicDescriptor.Endpoint(s.URL) + "/batches", header: h}
+	return &anthropicBatch{batchCollection{anthropicDescriptor.Endpoint(s.URL) + "/batches", h}}
 }
 
 func (a *anthropicBatch) Limits() BatchLimits {
@@ -332,7 +331,7 @@ func (a *anthropicBatch) ParseUpload(Response) (string, error) { return "", nil 
 func (a *anthropicBatch) Create(_ string, lines [][]byte, _ string) HTTPCall {
 	body := append([]byte(`{"requests":[`), bytes.Join(lines, []byte(","))...)
 	body = append(body, "]}"...)
-	return jsonCall(http.MethodPost, a.base, a.header, json.RawMessage(body))
+	return jsonCall(http.MethodPost, a.coll, a.header, json.RawMessage(body))
 }
 
 type anthropicBatchObject struct {
@@ -361,22 +360,7 @@ func (b anthropicBatchObject) info() BatchInfo {
 }
 
 func (a *anthropicBatch) ParseBatch(r Response) (BatchInfo, error) {
-	var b anthropicBatchObject
-	if r.Status != http.StatusOK {
-		return BatchInfo{}, BatchError("batch request", r)
-	}
-	if err := json.Unmarshal(r.Body, &b); err != nil || b.ID == "" {
-		return BatchInfo{}, fmt.Errorf("batch response without an id: %s", snippet(r.Body))
-	}
-	return b.info(), nil
-}
-
-func (a *anthropicBatch) Get(id string) HTTPCall {
-	return jsonCall(http.MethodGet, a.base+"/"+url.PathEscape(id), a.header, nil)
-}
-
-func (a *anthropicBatch) Cancel(id string) HTTPCall {
-	return jsonCall(http.MethodPost, a.base+"/"+url.PathEscape(id)+"/cancel", a.header, nil)
+	return parseBatchObject[anthropicBatchObject](r)
 }
 
 func (a *anthropicBatch) List(after string) HTTPCall {
@@ -384,29 +368,11 @@ func (a *anthropicBatch) List(after string) HTTPCall {
 	if after != "" {
 		q.Set("after_id", after)
 	}
-	return jsonCall(http.MethodGet, a.base+"?"+q.Encode(), a.header, nil)
+	return a.list(q)
 }
 
 func (a *anthropicBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
-	var page struct {
-		Data    []anthropicBatchObject `json:"data"`
-		HasMore bool                   `json:"has_more"`
-		LastID  string                 `json:"last_id"`
-	}
-	if r.Status != http.StatusOK {
-		return nil, "", BatchError("listing batches", r)
-	}
-	if err := json.Unmarshal(r.Body, &page); err != nil {
-		return nil, "", fmt.Errorf("batch list: %v", err)
-	}
-	out := make([]BatchInfo, len(page.Data))
-	for i, b := range page.Data {
-		out[i] = b.info()
-	}
-	if !page.HasMore {
-		return out, "", nil
-	}
-	return out, page.LastID, nil
+	return parseCursorPage[anthropicBatchObject](r)
 }
 
 func (a *anthropicBatch) Results(b BatchInfo) []HTTPCall {

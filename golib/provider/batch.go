@@ -227,3 +227,82 @@ func responseLines(body []byte) ([]BatchLine, error) {
 	})
 	return out, err
 }
+
+// batchCollection is a batch API's collection of batches (OpenAI's /v1/batches, Anthropic's
+// /v1/messages/batches, Mistral's /v1/batch/jobs): a batch is its URL plus its id, and is cancelled
+// by POSTing to /cancel below it. Each provider's batch API embeds one.
+type batchCollection struct {
+	coll   string
+	header http.Header
+}
+
+func (c batchCollection) Get(id string) HTTPCall {
+	return jsonCall(http.MethodGet, c.coll+"/"+url.PathEscape(id), c.header, nil)
+}
+
+func (c batchCollection) Cancel(id string) HTTPCall {
+	return jsonCall(http.MethodPost, c.coll+"/"+url.PathEscape(id)+"/cancel", c.header, nil)
+}
+
+// list asks for a page of the collection.
+func (c batchCollection) list(q url.Values) HTTPCall {
+	return jsonCall(http.MethodGet, c.coll+"?"+q.Encode(), c.header, nil)
+}
+
+// batchObject is a provider's batch as its API writes it.
+type batchObject interface{ info() BatchInfo }
+
+// parseBatchObject reads one batch (the answer of create, get and cancel).
+func parseBatchObject[T batchObject](r Response) (BatchInfo, error) {
+	var b T
+	if r.Status != http.StatusOK {
+		return BatchInfo{}, BatchError("batch request", r)
+	}
+	if err := json.Unmarshal(r.Body, &b); err != nil || b.info().ID == "" {
+		return BatchInfo{}, fmt.Errorf("batch response without an id: %s", snippet(r.Body))
+	}
+	return b.info(), nil
+}
+
+// parseBatchPage reads a page of batches into page (whose Data field holds them) and returns them.
+func parseBatchPage[T batchObject](r Response, data *[]T, page any) ([]BatchInfo, error) {
+	if r.Status != http.StatusOK {
+		return nil, BatchError("listing batches", r)
+	}
+	if err := json.Unmarshal(r.Body, page); err != nil {
+		return nil, fmt.Errorf("batch list: %v", err)
+	}
+	out := make([]BatchInfo, len(*data))
+	for i, b := range *data {
+		out[i] = b.info()
+	}
+	return out, nil
+}
+
+// cursorPage is a page of a list paged by the last id (OpenAI, Anthropic).
+type cursorPage[T batchObject] struct {
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
+	LastID  string `json:"last_id"`
+}
+
+// parseCursorPage reads a cursorPage: its batches, and the cursor of the next page.
+func parseCursorPage[T batchObject](r Response) ([]BatchInfo, string, error) {
+	var page cursorPage[T]
+	out, err := parseBatchPage(r, &page.Data, &page)
+	if err != nil || !page.HasMore {
+		return out, "", err
+	}
+	return out, page.LastID, nil
+}
+
+// presentIDs are the ids given (a batch's output and error files, either of which may be absent).
+func presentIDs(ids ...*string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != nil && *id != "" {
+			out = append(out, *id)
+		}
+	}
+	return out
+}

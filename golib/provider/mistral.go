@@ -113,13 +113,13 @@ func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 // an output file and an error file in OpenAI's line format. Inline requests stop at 10,000; a file
 // holds up to a million pending requests, kept here to OpenAI's size so a file stays small.
 type mistralBatch struct {
-	base   string // https://api.mistral.ai/v1
-	header http.Header
+	batchCollection        // {base}/batch/jobs
+	base            string // https://api.mistral.ai/v1
 }
 
 func newMistralBatch(s Settings) BatchAPI {
-	return &mistralBatch{base: strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions"),
-		header: bearerHeader(s.APIKey)}
+	base := strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions")
+	return &mistralBatch{batchCollection{base + "/batch/jobs", bearerHeader(s.APIKey)}, base}
 }
 
 func (m *mistralBatch) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
@@ -135,7 +135,7 @@ func (m *mistralBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
 func (m *mistralBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
 
 func (m *mistralBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
-	return jsonCall(http.MethodPost, m.base+"/batch/jobs", m.header, map[string]any{"input_files": []string{fileID},
+	return jsonCall(http.MethodPost, m.coll, m.header, map[string]any{"input_files": []string{fileID},
 		"endpoint": "/v1/chat/completions", "metadata": map[string]string{ClientTagKey: tag}, "timeout_hours": 24})
 }
 
@@ -158,31 +158,12 @@ func (b mistralBatchJob) info() BatchInfo {
 	case "SUCCESS", "FAILED", "TIMEOUT_EXCEEDED", "CANCELLED":
 		i.Ended = true
 	}
-	for _, f := range []*string{b.OutputFile, b.ErrorFile} {
-		if f != nil && *f != "" {
-			i.Results = append(i.Results, *f)
-		}
-	}
+	i.Results = presentIDs(b.OutputFile, b.ErrorFile)
 	return i
 }
 
 func (m *mistralBatch) ParseBatch(r Response) (BatchInfo, error) {
-	var b mistralBatchJob
-	if r.Status != http.StatusOK {
-		return BatchInfo{}, BatchError("batch job request", r)
-	}
-	if err := json.Unmarshal(r.Body, &b); err != nil || b.ID == "" {
-		return BatchInfo{}, fmt.Errorf("batch job response without an id: %s", snippet(r.Body))
-	}
-	return b.info(), nil
-}
-
-func (m *mistralBatch) Get(id string) HTTPCall {
-	return jsonCall(http.MethodGet, m.base+"/batch/jobs/"+url.PathEscape(id), m.header, nil)
-}
-
-func (m *mistralBatch) Cancel(id string) HTTPCall {
-	return jsonCall(http.MethodPost, m.base+"/batch/jobs/"+url.PathEscape(id)+"/cancel", m.header, nil)
+	return parseBatchObject[mistralBatchJob](r)
 }
 
 // List pages by number: the cursor is the page to ask for.
@@ -191,7 +172,7 @@ func (m *mistralBatch) List(after string) HTTPCall {
 		after = "0"
 	}
 	q := url.Values{"page": {after}, "page_size": {"100"}, "order_by": {"-created"}}
-	return jsonCall(http.MethodGet, m.base+"/batch/jobs?"+q.Encode(), m.header, nil)
+	return m.list(q)
 }
 
 func (m *mistralBatch) ParseList(r Response, after string) ([]BatchInfo, string, error) {
@@ -199,15 +180,9 @@ func (m *mistralBatch) ParseList(r Response, after string) ([]BatchInfo, string,
 		Data  []mistralBatchJob `json:"data"`
 		Total int               `json:"total"`
 	}
-	if r.Status != http.StatusOK {
-		return nil, "", BatchError("listing batch jobs", r)
-	}
-	if err := json.Unmarshal(r.Body, &page); err != nil {
-		return nil, "", fmt.Errorf("batch job list: %v", err)
-	}
-	out := make([]BatchInfo, len(page.Data))
-	for i, b := range page.Data {
-		out[i] = b.info()
+	out, err := parseBatchPage(r, &page.Data, &page)
+	if err != nil {
+		return nil, "", err
 	}
 	// The next page follows from the one asked for and the count.
 	n, _ := strconv.Atoi(after)

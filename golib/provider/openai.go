@@ -138,13 +138,13 @@ func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
 // purpose "batch"), then POST /v1/batches; an ended batch has an output file and an error file
 // (GET /v1/files/{id}/content). At most 50,000 requests and 200 MB per file.
 type openAIBatch struct {
-	base   string // https://api.openai.com/v1
-	header http.Header
+	batchCollection        // {base}/batches
+	base            string // https://api.openai.com/v1
 }
 
 func newOpenAIBatch(s Settings) BatchAPI {
-	return &openAIBatch{base: strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions"),
-		header: bearerHeader(s.APIKey)}
+	base := strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions")
+	return &openAIBatch{batchCollection{base + "/batches", bearerHeader(s.APIKey)}, base}
 }
 
 func (o *openAIBatch) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
@@ -161,7 +161,7 @@ func (o *openAIBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
 func (o *openAIBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
 
 func (o *openAIBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
-	return jsonCall(http.MethodPost, o.base+"/batches", o.header, map[string]any{"input_file_id": fileID,
+	return jsonCall(http.MethodPost, o.coll, o.header, map[string]any{"input_file_id": fileID,
 		"endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": map[string]string{ClientTagKey: tag}})
 }
 
@@ -187,31 +187,12 @@ func (b openAIBatchObject) info() BatchInfo {
 	case "failed": // refused before running (invalid file, enqueued-token limit): sent again later
 		i.Ended, i.Refused = true, true
 	}
-	for _, f := range []*string{b.OutputFileID, b.ErrorFileID} {
-		if f != nil && *f != "" {
-			i.Results = append(i.Results, *f)
-		}
-	}
+	i.Results = presentIDs(b.OutputFileID, b.ErrorFileID)
 	return i
 }
 
 func (o *openAIBatch) ParseBatch(r Response) (BatchInfo, error) {
-	var b openAIBatchObject
-	if r.Status != http.StatusOK {
-		return BatchInfo{}, BatchError("batch request", r)
-	}
-	if err := json.Unmarshal(r.Body, &b); err != nil || b.ID == "" {
-		return BatchInfo{}, fmt.Errorf("batch response without an id: %s", snippet(r.Body))
-	}
-	return b.info(), nil
-}
-
-func (o *openAIBatch) Get(id string) HTTPCall {
-	return jsonCall(http.MethodGet, o.base+"/batches/"+url.PathEscape(id), o.header, nil)
-}
-
-func (o *openAIBatch) Cancel(id string) HTTPCall {
-	return jsonCall(http.MethodPost, o.base+"/batches/"+url.PathEscape(id)+"/cancel", o.header, nil)
+	return parseBatchObject[openAIBatchObject](r)
 }
 
 func (o *openAIBatch) List(after string) HTTPCall {
@@ -219,30 +200,11 @@ func (o *openAIBatch) List(after string) HTTPCall {
 	if after != "" {
 		q.Set("after", after)
 	}
-	return jsonCall(http.MethodGet, o.base+"/batches?"+q.Encode(), o.header, nil)
+	return o.list(q)
 }
 
 func (o *openAIBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
-	var page struct {
-		Data    []openAIBatchObject `json:"data"`
-		HasMore bool                `json:"has_more"`
-		LastID  string              `json:"last_id"`
-	}
-	if r.Status != http.StatusOK {
-		return nil, "", BatchError("listing batches", r)
-	}
-	if err := json.Unmarshal(r.Body, &page); err != nil {
-		return nil, "", fmt.Errorf("batch list: %v", err)
-	}
-	out := make([]BatchInfo, len(page.Data))
-	for i, b := range page.Data {
-		out[i] = b.info()
-	}
-	next := ""
-	if page.HasMore {
-		next = page.LastID
-	}
-	return out, next, nil
+	return parseCursorPage[openAIBatchObject](r)
 }
 
 func (o *openAIBatch) Results(b BatchInfo) []HTTPCall {
