@@ -43,7 +43,7 @@ batch_state <- new.env(parent = emptyenv())
 #'   provider) and `batches` (the run's batches, as [screen_store_batches()] gives them).
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' \dontshow{fake <- tabscreen:::example_fake_start(batches = TRUE)}
 #' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
 #' res <- screen_batch(tabscreen_a.tools,
 #'   filges2015_dat[1:4, ], prompt = "Is this study about functional family therapy?",
@@ -126,7 +126,7 @@ print.tabscreen_batch <- function(x, ...) {
 #' @return The number of batches cancelled, invisibly.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start(batch_delay_ms = 60000)}
+#' \dontshow{fake <- tabscreen:::example_fake_start(batches = TRUE, batch_delay_ms = 60000)}
 #' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
 #' sent <- screen_batch(tabscreen_a.tools,
 #'   filges2015_dat[1:4, ], prompt = "Is this study about functional family therapy?",

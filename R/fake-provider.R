@@ -25,6 +25,7 @@
 #   anthropic_no_prefill                           provider B model rules (substrings of model names)
 #   mistral_no_reasoning_effort, mistral_args_as_object
 #                                                  provider C model rule (name prefixes), argument form
+#   batches = TRUE                                 serve the three batch APIs (off by default)
 #   batch_delay_ms                                 a batch ends this long after its create (default 0)
 #   batch_fail, batch_fail_zero, batch_expire, batch_vanish
 #                                                  fractions of lines that, on their first submission,

@@ -9,7 +9,7 @@ key_var <- paste0("PROVIDER_", toupper(provider), "_API_KEY")
 do.call(Sys.setenv, stats::setNames(list("sk-bench-batch"), key_var))
 options(tabscreen.store = tempfile("bench-batch-", fileext = ".sqlite"))
 
-fake <- tabscreen:::fake_provider_start(batch_fail = 0.05, batch_expire = 0.03)
+fake <- tabscreen:::fake_provider_start(batches = TRUE, batch_fail = 0.05, batch_expire = 0.03)
 url <- list(a = fake$url, b = fake$url_b, c = fake$url_c)[[provider]]
 n <- 2000
 reps <- 10

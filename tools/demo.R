@@ -61,7 +61,7 @@ cat(sprintf('  R_LIBS=%s R -q -e \'library(tabscreen); res <- readRDS("%s"); d <
 # price. Always against the local fake (a real batch can take hours), whose batches end at once;
 # a few of its lines fail, expire or go missing, and are submitted again.
 cat("\nBatch screening of the same references through the LOCAL FAKE provider's batch API:\n")
-batch_fake <- tabscreen:::fake_provider_start(batch_fail = 0.05, batch_expire = 0.03, batch_vanish = 0.02)
+batch_fake <- tabscreen:::fake_provider_start(batches = TRUE, batch_fail = 0.05, batch_expire = 0.03, batch_vanish = 0.02)
 on.exit(batch_fake$stop(), add = TRUE)
 old_key <- Sys.getenv(key_var, NA)
 do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))

@@ -72,7 +72,7 @@ func TestCreateRetryAndPollBackoffAreOnTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.UpdateConfig([]byte(`{"batch_delay_ms": 3600000, "batch_create_fail_once": true}`), false); err != nil {
+	if _, err := srv.UpdateConfig([]byte(`{"batches": true, "batch_delay_ms": 3600000, "batch_create_fail_once": true}`), false); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)

@@ -24,6 +24,9 @@ func batchFake(t *testing.T, patch string) batchFakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := srv.UpdateConfig([]byte(`{"batches": true}`), false); err != nil {
+		t.Fatal(err)
+	}
 	if patch != "" {
 		if _, err := srv.UpdateConfig([]byte(patch), false); err != nil {
 			t.Fatal(err)

@@ -295,6 +295,9 @@ func (fb *fakeBatch) counts() (total, ok, failed int) {
 
 // serveBatch routes the batch APIs; false when the path is not one of theirs.
 func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
+	if !s.cfg.Load().Batches {
+		return false
+	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	for _, route := range batchRoutes {
 		if parts, ok := route.match(r.Method, path); ok {

@@ -35,7 +35,7 @@ func batchCall(t *testing.T, method, url string, body io.Reader, contentType str
 // vanished lines are in no file, and the request counts say neither; a line sent again is answered.
 func TestOpenAIBatchFilesHoldEveryFate(t *testing.T) {
 	srv, _ := New(DefaultConfig())
-	if _, err := srv.UpdateConfig([]byte(`{"batch_fail": 0.1, "batch_fail_zero": 0.1, "batch_expire": 0.1, "batch_vanish": 0.1}`), false); err != nil {
+	if _, err := srv.UpdateConfig([]byte(`{"batches": true, "batch_fail": 0.1, "batch_fail_zero": 0.1, "batch_expire": 0.1, "batch_vanish": 0.1}`), false); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)

@@ -120,7 +120,9 @@ type Config struct {
 	// JSON string (the schema allows both).
 	MistralArgsAsObject bool `json:"mistral_args_as_object"`
 
-	// Batch APIs. BatchDelayMS: a batch ends this long after it was created (0: at once).
+	// Batches serves the batch APIs (off by default: their paths are then unknown, as before).
+	Batches bool `json:"batches"`
+	// BatchDelayMS: a batch ends this long after it was created (0: at once).
 	BatchDelayMS float64 `json:"batch_delay_ms"`
 	// Fractions of the lines seen for the first time that fail with a 500 response (BatchFail),
 	// fail without a response (status_code 0 in OpenAI's error file; BatchFailZero), expire

@@ -15,7 +15,7 @@ screen_batch_a <- function(fake, data, ..., wait = TRUE) {
 test_that("a batch screening returns the synchronous call's object at half its price, and keeps no key", {
   key <- "sk-test-batch-secret-key-0815"
   withr::local_envvar(PROVIDER_A_API_KEY = key)
-  fake <- local_fake_provider(seed = 11)
+  fake <- local_fake_provider(batches = TRUE, seed = 11)
   d <- batch_records(6)
   res <- screen_batch_a(fake, d, reps = 2)
   sync <- tabscreen_a.tools(d, prompt = "Is this study about family therapy?", studyid = studyid,
@@ -44,7 +44,7 @@ test_that("a batch screening returns the synchronous call's object at half its p
 
 test_that("failed, expired and vanished lines are submitted again until every job is answered once", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-faults")
-  fake <- local_fake_provider(seed = 12, batch_fail = 0.05, batch_fail_zero = 0.02, batch_expire = 0.03,
+  fake <- local_fake_provider(batches = TRUE, seed = 12, batch_fail = 0.05, batch_fail_zero = 0.02, batch_expire = 0.03,
     batch_vanish = 0.02, batch_create_fail_once = TRUE)
   res <- screen_batch_a(fake, batch_records(100), reps = 3)
   expect_equal(nrow(res$answer_data), 300)
@@ -61,7 +61,7 @@ test_that("failed, expired and vanished lines are submitted again until every jo
 
 test_that("wait = FALSE returns after submitting, and the same call later collects without resubmitting", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-nowait")
-  fake <- local_fake_provider(seed = 13, batch_delay_ms = 300)
+  fake <- local_fake_provider(batches = TRUE, seed = 13, batch_delay_ms = 300)
   d <- batch_records(8)
   sent <- screen_batch_a(fake, d, wait = FALSE)
   expect_s3_class(sent, "tabscreen_batch")
@@ -79,7 +79,7 @@ test_that("wait = FALSE returns after submitting, and the same call later collec
 
 test_that("an R process killed while it waits leaves nothing to submit twice", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-kill")
-  fake <- local_fake_provider(seed = 14, batch_delay_ms = 2000)
+  fake <- local_fake_provider(batches = TRUE, seed = 14, batch_delay_ms = 2000)
   store <- getOption("tabscreen.store")
   child <- callr::r_bg(function(url, store, libs) {
     .libPaths(libs)
@@ -106,7 +106,7 @@ test_that("an R process killed while it waits leaves nothing to submit twice", {
 
 test_that("lines that fail within max_tries go to error_data with their reason, and screen_errors() repairs them", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-errors")
-  fake <- local_fake_provider(seed = 15, batch_fail = 0.3, batch_expire = 0.1)
+  fake <- local_fake_provider(batches = TRUE, seed = 15, batch_fail = 0.3, batch_expire = 0.1)
   res <- screen_batch_a(fake, batch_records(20), max_tries = 1)
   failed <- NROW(res$error_data)
   st <- fake$stats()$batch
@@ -121,7 +121,7 @@ test_that("lines that fail within max_tries go to error_data with their reason, 
 
 test_that("screen_batch_cancel() cancels the open batches, and the next call submits their lines again", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-cancel")
-  fake <- local_fake_provider(seed = 16, batch_delay_ms = 60000)
+  fake <- local_fake_provider(batches = TRUE, seed = 16, batch_delay_ms = 60000)
   d <- batch_records(5)
   sent <- screen_batch_a(fake, d, wait = FALSE)
   expect_message(n <- screen_batch_cancel(sent), "Cancelled 1 batch")
@@ -136,7 +136,7 @@ test_that("screen_batch_cancel() cancels the open batches, and the next call sub
 
 test_that("providers B and C screen in batches too: the same object at half the price, lines resubmitted", {
   withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-batch", PROVIDER_C_API_KEY = "test-batch-c")
-  fake <- local_fake_provider(seed = 18, batch_fail = 0.1, batch_expire = 0.1, batch_vanish = 0.05)
+  fake <- local_fake_provider(batches = TRUE, seed = 18, batch_fail = 0.1, batch_expire = 0.1, batch_vanish = 0.05)
   d <- batch_records(10)
   for (p in list(list(fun = tabscreen_b, url = fake$url_b), list(fun = tabscreen_c, url = fake$url_c))) {
     before <- fake$stats()$batch
@@ -159,7 +159,7 @@ test_that("providers B and C screen in batches too: the same object at half the 
 
 test_that("bad arguments are classed errors before any request", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-args")
-  fake <- local_fake_provider(seed = 17)
+  fake <- local_fake_provider(batches = TRUE, seed = 17)
   d <- batch_records(2)
   expect_error(screen_batch(mean, d), class = "tabscreen_error_batch_args")
   expect_error(screen_batch("tabscreen_a.tools", d), class = "tabscreen_error_batch_args")
