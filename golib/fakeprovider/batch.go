@@ -6,6 +6,7 @@ package fakeprovider
 // is in batch_<protocol>.go; the files, batches and line fates are shared here.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -452,4 +453,31 @@ func (a fakeBatchAPI) cancel(s *Server, w http.ResponseWriter, r *http.Request, 
 		s.cancelBatch(fb)
 		writeJSON(w, http.StatusOK, a.object(s, r, fb))
 	}
+}
+
+// fileLine is one line of an uploaded batch file (OpenAI's; Mistral's has no method and url).
+type fileLine struct {
+	CustomID string          `json:"custom_id"`
+	Method   string          `json:"method"`
+	URL      string          `json:"url"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// fileLines reads the lines of an uploaded JSONL file; false when a line is not JSON, has no body,
+// or is refused by valid.
+func fileLines(content []byte, valid func(fileLine) bool) ([]batchLine, bool) {
+	var lines []batchLine
+	sc := bufio.NewScanner(bytes.NewReader(content))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var l fileLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || len(l.Body) == 0 || !valid(l) {
+			return nil, false
+		}
+		lines = append(lines, batchLine{customID: l.CustomID, body: l.Body})
+	}
+	return lines, sc.Err() == nil
 }

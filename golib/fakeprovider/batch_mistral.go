@@ -5,8 +5,6 @@ package fakeprovider
 // /v1/files/{id}/content. Files and result lines are those of OpenAI's API.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -57,22 +55,10 @@ func (s *Server) mistralCreate(w http.ResponseWriter, r *http.Request, _ []strin
 		mistralBatchError(w, http.StatusTooManyRequests, "Too many pending batch requests")
 		return
 	}
-	var lines []batchLine
-	sc := bufio.NewScanner(bytes.NewReader(content))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var l struct {
-			CustomID string          `json:"custom_id"`
-			Body     json.RawMessage `json:"body"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || len(l.Body) == 0 {
-			mistralBatchError(w, http.StatusUnprocessableEntity, "Every line of the input file needs a body")
-			return
-		}
-		lines = append(lines, batchLine{customID: l.CustomID, body: l.Body})
+	lines, ok := fileLines(content, func(fileLine) bool { return true })
+	if !ok {
+		mistralBatchError(w, http.StatusUnprocessableEntity, "Every line of the input file needs a body")
+		return
 	}
 	fb := s.addBatch("mistral", "6f1c2d3e-batch-", lines, r.Header, req.Metadata)
 	writeJSON(w, http.StatusOK, s.mistralJob(fb, req.InputFiles))

@@ -6,8 +6,6 @@ package fakeprovider
 // response (status_code 0) or expired.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -92,27 +90,15 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request, _ []string
 			"Enqueued token limit reached for this model. Wait for your batches to finish before creating more.")
 		return
 	}
-	var lines []batchLine
-	sc := bufio.NewScanner(bytes.NewReader(content))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	ids := map[string]bool{}
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var l struct {
-			CustomID string          `json:"custom_id"`
-			Method   string          `json:"method"`
-			URL      string          `json:"url"`
-			Body     json.RawMessage `json:"body"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.CustomID == "" || l.Method != "POST" ||
-			l.URL != req.Endpoint || ids[l.CustomID] {
-			openAIError(w, http.StatusBadRequest, "invalid_request", "The input file holds an invalid or duplicated line.")
-			return
-		}
+	lines, ok := fileLines(content, func(l fileLine) bool {
+		ok := l.CustomID != "" && l.Method == "POST" && l.URL == req.Endpoint && !ids[l.CustomID]
 		ids[l.CustomID] = true
-		lines = append(lines, batchLine{customID: l.CustomID, body: l.Body})
+		return ok
+	})
+	if !ok {
+		openAIError(w, http.StatusBadRequest, "invalid_request", "The input file holds an invalid or duplicated line.")
+		return
 	}
 	if len(lines) == 0 || len(lines) > 50000 {
 		openAIError(w, http.StatusBadRequest, "invalid_request", "A batch holds 1 to 50,000 requests.")

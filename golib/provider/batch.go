@@ -306,3 +306,34 @@ func presentIDs(ids ...*string) []string {
 	}
 	return out
 }
+
+// fileBatches is what the batch APIs of the chat-completions providers (OpenAI, Mistral) share:
+// the lines uploaded as a JSONL file (POST {base}/files, purpose "batch"), a batch's output and
+// error files (GET {base}/files/{id}/content) in one line format (responseLines), and their limits
+// (OpenAI's: 50,000 requests and 200 MB per file; Mistral takes more per file, but no more is
+// needed).
+type fileBatches struct {
+	batchCollection
+	base string // https://api.openai.com/v1
+}
+
+// newFileBatches is the file API under the chat endpoint's /v1, with the collection of batches
+// at coll below it.
+func newFileBatches(s Settings, coll string) fileBatches {
+	base := strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions")
+	return fileBatches{batchCollection{base + coll, bearerHeader(s.APIKey)}, base}
+}
+
+func (f fileBatches) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
+
+func (f fileBatches) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
+	return uploadBatchFile(f.base, f.header, lines, tag), true
+}
+
+func (f fileBatches) ParseUpload(r Response) (string, error) { return parseFileID(r) }
+
+func (f fileBatches) Results(b BatchInfo) []HTTPCall {
+	return fileContents(f.base, f.header, b.Results)
+}
+
+func (f fileBatches) ParseResults(body []byte) ([]BatchLine, error) { return responseLines(body) }

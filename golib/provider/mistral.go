@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -112,27 +111,13 @@ func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 // purpose "batch"), then POST /v1/batch/jobs with the client tag in its metadata; an ended job has
 // an output file and an error file in OpenAI's line format. Inline requests stop at 10,000; a file
 // holds up to a million pending requests, kept here to OpenAI's size so a file stays small.
-type mistralBatch struct {
-	batchCollection        // {base}/batch/jobs
-	base            string // https://api.mistral.ai/v1
-}
+type mistralBatch struct{ fileBatches }
 
-func newMistralBatch(s Settings) BatchAPI {
-	base := strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions")
-	return &mistralBatch{batchCollection{base + "/batch/jobs", bearerHeader(s.APIKey)}, base}
-}
-
-func (m *mistralBatch) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
+func newMistralBatch(s Settings) BatchAPI { return &mistralBatch{newFileBatches(s, "/batch/jobs")} }
 
 func (m *mistralBatch) Line(customID string, req Request) ([]byte, error) {
 	return json.Marshal(map[string]any{"custom_id": customID, "body": json.RawMessage(req.Body)})
 }
-
-func (m *mistralBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
-	return uploadBatchFile(m.base, m.header, lines, tag), true
-}
-
-func (m *mistralBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
 
 func (m *mistralBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
 	return jsonCall(http.MethodPost, m.coll, m.header, map[string]any{"input_files": []string{fileID},
@@ -191,10 +176,3 @@ func (m *mistralBatch) ParseList(r Response, after string) ([]BatchInfo, string,
 	}
 	return out, strconv.Itoa(n + 1), nil
 }
-
-func (m *mistralBatch) Results(b BatchInfo) []HTTPCall {
-	return fileContents(m.base, m.header, b.Results)
-}
-
-// ParseResults reads the output and error files (responseLines).
-func (m *mistralBatch) ParseResults(body []byte) ([]BatchLine, error) { return responseLines(body) }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 )
 
 var openAIDescriptor = Descriptor{
@@ -137,28 +136,14 @@ func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
 // openAIBatch is OpenAI's Batch API: the lines are uploaded as a JSONL file (POST /v1/files,
 // purpose "batch"), then POST /v1/batches; an ended batch has an output file and an error file
 // (GET /v1/files/{id}/content). At most 50,000 requests and 200 MB per file.
-type openAIBatch struct {
-	batchCollection        // {base}/batches
-	base            string // https://api.openai.com/v1
-}
+type openAIBatch struct{ fileBatches }
 
-func newOpenAIBatch(s Settings) BatchAPI {
-	base := strings.TrimSuffix(strings.TrimRight(s.URL, "/"), "/chat/completions")
-	return &openAIBatch{batchCollection{base + "/batches", bearerHeader(s.APIKey)}, base}
-}
-
-func (o *openAIBatch) Limits() BatchLimits { return BatchLimits{MaxLines: 50000, MaxBytes: 200 << 20} }
+func newOpenAIBatch(s Settings) BatchAPI { return &openAIBatch{newFileBatches(s, "/batches")} }
 
 func (o *openAIBatch) Line(customID string, req Request) ([]byte, error) {
 	return json.Marshal(map[string]any{"custom_id": customID, "method": "POST", "url": "/v1/chat/completions",
 		"body": json.RawMessage(req.Body)})
 }
-
-func (o *openAIBatch) Upload(lines [][]byte, tag string) (HTTPCall, bool) {
-	return uploadBatchFile(o.base, o.header, lines, tag), true
-}
-
-func (o *openAIBatch) ParseUpload(r Response) (string, error) { return parseFileID(r) }
 
 func (o *openAIBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
 	return jsonCall(http.MethodPost, o.coll, o.header, map[string]any{"input_file_id": fileID,
@@ -206,10 +191,3 @@ func (o *openAIBatch) List(after string) HTTPCall {
 func (o *openAIBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
 	return parseCursorPage[openAIBatchObject](r)
 }
-
-func (o *openAIBatch) Results(b BatchInfo) []HTTPCall {
-	return fileContents(o.base, o.header, b.Results)
-}
-
-// ParseResults reads the output and error files (responseLines).
-func (o *openAIBatch) ParseResults(body []byte) ([]BatchLine, error) { return responseLines(body) }
