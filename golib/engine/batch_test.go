@@ -167,3 +167,22 @@ func TestBatchWithoutWaitingIsCollectedByTheNextCall(t *testing.T) {
 		t.Fatalf("batch stats %+v", bs)
 	}
 }
+
+// A resumed call counts the batches a job was in once they are collected: with max_tries = 2 a line
+// that failed in the batch the first call submitted is submitted once more, and answered.
+func TestBatchTriesCountAcrossCalls(t *testing.T) {
+	fk := batchFake(t, `{"batch_delay_ms": 100, "batch_fail": 0.3}`)
+	path := filepath.Join(t.TempDir(), "answers.sqlite")
+	recs := batchRecords(40)
+	two := 2
+	o := batchOptions(fk.URL, path, false)
+	o.MaxTries = &two
+	startBatch(t, o, recs)
+	o2 := batchOptions(fk.URL, path, true)
+	o2.MaxTries = &two
+	r := startBatch(t, o2, recs)
+	bs := fk.Stats().Batch
+	if bs.LinesFailed == 0 || bs.LinesReceived != 40+bs.LinesFailed || r.answered.Load() != 40 {
+		t.Fatalf("answered %d failed %d, stats %+v", r.answered.Load(), r.failed.Load(), bs)
+	}
+}

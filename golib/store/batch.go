@@ -191,10 +191,11 @@ func (s *RunBatches) KnownBatchIDs() (map[string]bool, error) {
 	return out, rows.Err()
 }
 
-// BatchTries counts, per job key, the batches of the run that held the job (void intents aside).
+// BatchTries counts, per job key, the collected batches of the run that held the job (an open one
+// counts once it is collected).
 func (s *RunBatches) BatchTries() (map[string]int, error) {
 	rows, err := s.store.db.Query(`SELECT j.job_key, COUNT(*) FROM batch_jobs j JOIN batches b USING (batch_id)
-		WHERE b.run_id = ? AND b.state != ? GROUP BY j.job_key`, s.RunID, BatchVoid)
+		WHERE b.run_id = ? AND b.collected = 1 AND b.state != ? GROUP BY j.job_key`, s.RunID, BatchVoid)
 	if err != nil {
 		return nil, storeError(s.store.Path, "cannot be read", err)
 	}
