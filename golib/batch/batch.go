@@ -357,7 +357,8 @@ func (r *Runner) pollOnce(ctx context.Context) ([]*Job, error) {
 		return nil, err
 	}
 	var again []*Job
-	still := r.open[:0]
+	// A new slice: on an error part way, r.open still holds every open batch (leave() needs them).
+	still := make([]*open, 0, len(r.open))
 	for _, b := range r.open {
 		resp, err := r.do(ctx, r.API.Get(b.ProviderID))
 		if err != nil {
