@@ -32,6 +32,13 @@
 #   anthropic_no_prefill                           provider B model rules (substrings of model names)
 #   mistral_no_reasoning_effort, mistral_args_as_object
 #                                                  provider C model rule (name prefixes), argument form
+#   batches = TRUE                                 serve the three batch APIs (off by default)
+#   batch_delay_ms                                 a batch ends this long after its create (default 0)
+#   batch_fail, batch_fail_zero, batch_expire, batch_vanish
+#                                                  fractions of lines that, on their first submission,
+#                                                  fail (500), fail without a response (status_code 0),
+#                                                  expire, or are in no result file
+#   batch_create_fail_once                         the next batch create gets a 429
 
 # How the fake is started. By default a child R process loads this package's DLL and serves the fake
 # from the core library (TsFakeServe) until its stdin, a pipe held by this process, closes.

@@ -171,6 +171,7 @@ callback_value <- function(kind, value) {
 }
 
 show_progress <- function(bar, st) {
+  if (!is.null(st$batch)) return(show_batch_progress(bar, st, parent.frame()))
   if (is.null(bar)) {
     bar <- cli::cli_progress_bar(
       name = "Screening",
@@ -186,6 +187,25 @@ show_progress <- function(bar, st) {
     )
   }
   cli::cli_progress_update(id = bar, set = st$done, extra = list(failed = st$failed))
+  bar
+}
+
+# A batch screening's bar: lines done of the total, the batches open, elapsed time and ETA.
+show_batch_progress <- function(bar, st, envir) {
+  if (is.null(bar)) {
+    bar <- cli::cli_progress_bar(
+      name = "Batch",
+      total = st$total,
+      format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} lines",
+                     "| batches: {cli::pb_extra$batches} | failed: {cli::pb_extra$failed}",
+                     "| {cli::pb_elapsed} | ETA: {cli::pb_eta}"),
+      extra = list(failed = 0, batches = 0),
+      clear = FALSE,
+      auto_terminate = FALSE,
+      .envir = envir
+    )
+  }
+  cli::cli_progress_update(id = bar, set = st$done, extra = list(failed = st$failed, batches = st$batch$batches %||% 0))
   bar
 }
 

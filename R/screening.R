@@ -252,6 +252,8 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   )
   ipc <- records$ipc %||% engine_records_ipc(records$studyid, records$title, records$abstract, call = call)
   options$store <- run_store(arg_list, records, merge_into, call)
+  # screen_batch(): the same run through the provider's batch API (not for screen_errors()).
+  if (is.null(merge_into)) options$batch <- batch_request()
   layout <- result_layout(arg_list)
   # What the engine builds of the result: the aggregation, and what it merges of the result a call
   # repairs (its prices here, its answered rows as a table).
@@ -262,6 +264,9 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   res <- run_engine(ipc, options, api_key,
     callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
   meta <- res$meta
+  if (!is.null(meta$batch) && (meta$batch$pending %||% 0) > 0) {
+    return(batch_pending(meta, options, arg_list$messages))
+  }
   rows <- result_rows(res$answers, res$questions, records, layout, merge_into$rows)
   price <- price_data_rows(meta$price_data)
   spent <- price_data_rows(meta$price_data, spent = TRUE)

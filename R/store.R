@@ -71,7 +71,12 @@
 #'   and store are used. `screen_store_delete()` takes several.
 #' @return `screen_store()`: a tibble with one row per run: `run_id`, `status`, `provider`,
 #'   `endpoint`, `models`, `prompts`, `records`, `jobs`, `answered`, `failed`, `price_dollar`,
-#'   `created_at`, `updated_at`, `fingerprint`. `screen_store_answers()`: a tibble with one row
+#'   `created_at`, `updated_at`, `fingerprint`, `batches` (a batch screening's batches and their
+#'   states, `NA` for other runs). `screen_store_batches()`: a tibble with one row per batch of
+#'   [screen_batch()] (of one run, or of every run when `run_id` is `NULL`): `run_id`, `batch`,
+#'   `provider_id`, `tag` (the client tag in the batch's metadata), `state` (`intent` until the
+#'   provider's answer is recorded, then the provider's word), `collected`, `lines`, `done`,
+#'   `failed`, `created_at`, `updated_at`. `screen_store_answers()`: a tibble with one row
 #'   per request sent (the columns of the `answers` table but the bodies). `screen_store_log()`:
 #'   a tibble with one row per attempt: the job's columns, `attempt`, `at`, `took`, `outcome`
 #'   (`answer`, `failed` or `retried`), `http_status`, `error`, `request_body`, `response_body`.
@@ -222,7 +227,7 @@ empty_runs <- function() {
   tibble::tibble(run_id = character(), status = character(), provider = character(), endpoint = character(),
     models = character(), prompts = integer(), records = integer(), jobs = integer(), answered = integer(),
     failed = integer(), price_dollar = double(), created_at = character(), updated_at = character(),
-    fingerprint = character())
+    fingerprint = character(), batches = character())
 }
 
 # Hints for the store's errors, which the Go side words without knowing R's options.

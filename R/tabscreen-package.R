@@ -29,8 +29,8 @@
 # providers; these two helpers start and stop it and put back whatever keys the session had.
 example_key_vars <- c("PROVIDER_A_API_KEY", "PROVIDER_B_API_KEY", "PROVIDER_C_API_KEY")
 
-example_fake_start <- function() {
-  fake <- fake_provider_start()
+example_fake_start <- function(...) {
+  fake <- fake_provider_start(...)
   fake$old_keys <- Sys.getenv(example_key_vars, NA)
   # Examples keep their answers in a temporary store, never in the user's data folder.
   fake$old_options <- options(tabscreen.store = tempfile("tabscreen-example-", fileext = ".sqlite"))

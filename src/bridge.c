@@ -203,6 +203,16 @@ SEXP C_probe(SEXP request, SEXP api_key) {
   return finish(&o);
 }
 
+SEXP C_batch(SEXP request, SEXP api_key) {
+  const char *r = string_arg(request, "request");
+  const char *key = string_arg(api_key, "api_key");
+  go_out o = {0};
+  ts_enter_go();
+  o.status = TsBatch((char *)r, (char *)key, &o.json);
+  ts_leave_go();
+  return finish(&o);
+}
+
 /* The review app of screen_review(): like C_fake_serve, called only in a child R process. */
 SEXP C_review_serve(SEXP options) {
   const char *opts = string_arg(options, "options");

@@ -17,4 +17,5 @@ SEXP C_ipc_roundtrip_go(SEXP raw);
 SEXP C_providers(void);
 SEXP C_preflight(SEXP request, SEXP table);
 SEXP C_probe(SEXP request, SEXP api_key);
+SEXP C_batch(SEXP request, SEXP api_key);
 #endif

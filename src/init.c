@@ -22,6 +22,7 @@ static const R_CallMethodDef call_methods[] = {
   {"C_providers", (DL_FUNC)&C_providers, 0},
   {"C_preflight", (DL_FUNC)&C_preflight, 2},
   {"C_probe", (DL_FUNC)&C_probe, 2},
+  {"C_batch", (DL_FUNC)&C_batch, 2},
   /* Arrow IPC codec (ipc_r.c) */
   {"C_ipc_write", (DL_FUNC)&C_ipc_write, 3},
   {"C_ipc_read", (DL_FUNC)&C_ipc_read, 1},

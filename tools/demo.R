@@ -56,3 +56,27 @@ saveRDS(result, saved)
 cat("\nTo decide the Check records and audit 20 of the Excludes yourself, in the browser:\n")
 cat(sprintf('  R_LIBS=%s R -q -e \'library(tabscreen); res <- readRDS("%s"); d <- screen_review(res, human_decision = human_code, audit = 20, seed = 1)\'\n',
   Sys.getenv("R_LIBS"), saved))
+
+# Batch screening (screen_batch()): the same screening through the provider's batch API, at half the
+# price. Always against the local fake (a real batch can take hours), whose batches end at once;
+# a few of its lines fail, expire or go missing, and are submitted again.
+cat("\nBatch screening of the same references through the LOCAL FAKE provider's batch API:\n")
+batch_fake <- tabscreen:::fake_provider_start(batches = TRUE, batch_fail = 0.05, batch_expire = 0.03, batch_vanish = 0.02)
+on.exit(batch_fake$stop(), add = TRUE)
+old_key <- Sys.getenv(key_var, NA)
+do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))
+old_store <- options(tabscreen.store = tempfile("tabscreen-demo-batch-", fileext = ".sqlite"))
+batch_url <- list(a = batch_fake$url, b = batch_fake$url_b, c = batch_fake$url_c)[[provider]]
+batch_args <- list(data, prompt = prompt, title = "title", abstract = "abstract", studyid = "studyid",
+  api_url = batch_url, reps = 1, messages = FALSE)
+batched <- do.call(screen_batch, c(list(get(screen)), batch_args))
+standard <- do.call(screen, c(batch_args, progress = FALSE))
+cat(sprintf("%d answers, %d failed; price %.5f USD in batches against %.5f USD one request at a time.\n",
+  nrow(batched$answer_data), NROW(batched$error_data), sum(batched$price_data$total_price_dollar),
+  sum(standard$price_data$total_price_dollar)))
+st <- batch_fake$stats()$batch
+cat(sprintf("The fake received %d lines in %d batches: %d failed, %d expired, %d went missing, and were sent again.\n",
+  st$lines_received, st$created, st$lines_failed, st$lines_expired, st$lines_vanished))
+print(screen_store_batches(batched)[c("provider_id", "state", "collected", "lines", "done", "failed")])
+options(old_store)
+if (is.na(old_key)) Sys.unsetenv(key_var) else do.call(Sys.setenv, stats::setNames(list(old_key), key_var))

@@ -17,7 +17,7 @@ import (
 )
 
 type storeRequest struct {
-	Op    string   `json:"op"` // runs, answers, log, delete
+	Op    string   `json:"op"` // runs, answers, log, batches, delete
 	Path  string   `json:"path"`
 	RunID []string `json:"run_id"`
 }
@@ -51,6 +51,12 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.cha
 		} else {
 			table, err = st.Log(req.RunID[0])
 		}
+	case "batches":
+		id := ""
+		if len(req.RunID) == 1 {
+			id = req.RunID[0]
+		}
+		table, err = st.Batches(id)
 	case "delete":
 		n, err := st.Delete(req.RunID)
 		if err != nil {

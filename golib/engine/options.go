@@ -42,6 +42,17 @@ type Options struct {
 	// CacheMinTokens is, by model (in the order of Models), the shortest prefix the provider
 	// caches (min_cache_tokens of the rules table; null: not known).
 	CacheMinTokens []*int `json:"cache_min_tokens"`
+	// Batch sends the jobs through the provider's batch API (nil: one request per job).
+	Batch *BatchOptions `json:"batch,omitempty"`
+}
+
+// BatchOptions shape a batch screening. Only its presence is part of the fingerprint: wait is
+// how this call waits, not what the run asks.
+type BatchOptions struct {
+	// Wait: poll until every batch has ended; false returns once the jobs are submitted.
+	Wait bool `json:"wait,omitempty"`
+	// PollSeconds is the first wait between polls (0: the default, a quarter second).
+	PollSeconds float64 `json:"poll_seconds,omitempty"`
 }
 
 // caching tells whether the run uses the providers' prompt caches.

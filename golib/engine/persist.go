@@ -52,6 +52,9 @@ func fingerprint(o *Options, recs Records) string {
 	decisive.RPM, decisive.TPM, decisive.MaxTries, decisive.MaxSeconds = nil, nil, nil, nil
 	decisive.Callbacks, decisive.MaxActive, decisive.Timeout = CallbackOptions{}, 0, 0
 	decisive.Jobs, decisive.Store, decisive.Result = nil, nil, nil
+	if o.Batch != nil {
+		decisive.Batch = &BatchOptions{}
+	}
 	decisive.Models = make([]ModelOptions, len(o.Models))
 	for i, m := range o.Models {
 		m.RPM, m.PriceIn, m.PriceCachedIn, m.PriceCacheWrite, m.PriceOut = 0, nil, nil, nil, nil

@@ -70,6 +70,9 @@ type Run struct {
 	storeInfo *StoreInfo
 	studyIDs  []string
 
+	batch       *batchRun    // nil unless the run goes through the provider's batch API
+	afterSubmit func() error // batch.Runner.AfterSubmit (tests)
+
 	done, answered, failed, retries, inFlight atomic.Int64
 	started                                   time.Time
 	elapsed                                   time.Duration
@@ -85,8 +88,8 @@ type result struct {
 	attempts int32
 	billed   usage32 // of every 200 reply of this call, re-asks included
 	carried  usage32 // billed by earlier calls of the run (the store, or screen_errors())
-	runTime  float64      // seconds from the first attempt to the answer
-	at       int64        // when it ended, Unix nanoseconds (a time.Time holds a pointer the GC would scan)
+	runTime  float64 // seconds from the first attempt to the answer
+	at       int64   // when it ended, Unix nanoseconds (a time.Time holds a pointer the GC would scan)
 	*payload
 }
 
@@ -184,6 +187,9 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		r.prices = append(r.prices, m.prices())
 		r.estimators = append(r.estimators, m.estimator(opts.Builtin.DecisionDescription))
 	}
+	if err := r.setupBatch(settings); err != nil {
+		return nil, err
+	}
 	r.pacers = newPacers(opts, r.clock)
 	active := opts.MaxActive
 	if active <= 0 {
@@ -198,6 +204,10 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		return nil, err
 	}
 	r.started = r.clock.Now()
+	if r.batch != nil {
+		go r.dispatchBatch()
+		return r, nil
+	}
 	go r.dispatch()
 	return r, nil
 }
@@ -378,6 +388,7 @@ type Progress struct {
 	Retries   int64       `json:"retries"`
 	InFlight  int64       `json:"in_flight"`
 	Callbacks []*Callback `json:"callbacks"`
+	Batch     *BatchState `json:"batch,omitempty"`
 }
 
 // Poll reports progress and hands R the callbacks waiting for it.
@@ -393,7 +404,7 @@ func (r *Run) Poll() Progress {
 		cbs = []*Callback{}
 	}
 	return Progress{State: state, Total: len(r.jobs), Done: r.done.Load(), Answered: r.answered.Load(),
-		Failed: r.failed.Load(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs}
+		Failed: r.failed.Load(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs, Batch: r.batchState()}
 }
 
 // Reply delivers R's answers to callbacks.

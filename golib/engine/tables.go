@@ -300,6 +300,8 @@ type Summary struct {
 	Store       *StoreInfo  `json:"store,omitempty"`
 	// Cutoffs are the effective inclusion cut-offs of the aggregation, when the options ask for it.
 	Cutoffs *screen.Cutoffs `json:"cutoffs,omitempty"`
+	// Batch is a batch screening's state: its open batches and the jobs waiting in them.
+	Batch *BatchState `json:"batch,omitempty"`
 }
 
 // Summarise describes the finished run.
@@ -307,7 +309,7 @@ func (r *Run) Summarise() Summary {
 	state, stop := r.State()
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
 		Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
-		Store: r.StoreInfo(), Cutoffs: r.Cutoffs()}
+		Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
 	if o := r.opts.Result; o != nil && o.Price != nil {
 		s.PriceData = mergePrices(o.Price, s.PriceData)
 	}

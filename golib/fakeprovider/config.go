@@ -129,6 +129,21 @@ type Config struct {
 	// MistralArgsAsObject sends tool arguments as a JSON object instead of a
 	// JSON string (the schema allows both).
 	MistralArgsAsObject bool `json:"mistral_args_as_object"`
+
+	// Batches serves the batch APIs (off by default: their paths are then unknown, as before).
+	Batches bool `json:"batches"`
+	// BatchDelayMS: a batch ends this long after it was created (0: at once).
+	BatchDelayMS float64 `json:"batch_delay_ms"`
+	// Fractions of the lines seen for the first time that fail with a 500 response (BatchFail),
+	// fail without a response (status_code 0 in OpenAI's error file; BatchFailZero), expire
+	// (BatchExpire), or are missing from every result file (BatchVanish). A line sent again is
+	// answered.
+	BatchFail     float64 `json:"batch_fail"`
+	BatchFailZero float64 `json:"batch_fail_zero"`
+	BatchExpire   float64 `json:"batch_expire"`
+	BatchVanish   float64 `json:"batch_vanish"`
+	// BatchCreateFailOnce: the next batch create is refused once with a 429.
+	BatchCreateFailOnce bool `json:"batch_create_fail_once"`
 }
 
 // FailFirstN scripts the fault Kind for the next N valid requests.
@@ -259,6 +274,16 @@ func (c Config) Validate() error {
 		if !finite(w) || w < 0 {
 			bad("decisions: weight of %q must be >= 0", k)
 		}
+	}
+	batchSum := 0.0
+	for _, p := range []float64{c.BatchFail, c.BatchFailZero, c.BatchExpire, c.BatchVanish} {
+		if !finite(p) || p < 0 || p > 1 {
+			bad("batch_fail, batch_fail_zero, batch_expire and batch_vanish must be in [0, 1]")
+		}
+		batchSum += p
+	}
+	if batchSum > 1+1e-9 || !finite(c.BatchDelayMS) || c.BatchDelayMS < 0 {
+		bad("the batch fractions must add up to at most 1, and batch_delay_ms must be >= 0")
 	}
 	if c.RetryAfterMS < 0 {
 		bad("retry_after_ms must be >= 0")

@@ -166,7 +166,9 @@ func TestTokenLimitRefusesOverTheBudget(t *testing.T) {
 		limit   string // the header that reports the token limit
 		message func(body map[string]any) string
 	}{
-		{"openai", func(t *testing.T, base string) reply { return post(t, base+"/v1/chat/completions", "k", chatBody("x", "")) },
+		{"openai", func(t *testing.T, base string) reply {
+			return post(t, base+"/v1/chat/completions", "k", chatBody("x", ""))
+		},
 			chatUsage, "x-ratelimit-limit-tokens",
 			func(b map[string]any) string { return b["error"].(map[string]any)["message"].(string) }},
 		{"anthropic", func(t *testing.T, base string) reply { return postAnthropic(t, base, anthropicBody(t, "x", "")) },

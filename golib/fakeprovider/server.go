@@ -29,7 +29,8 @@ type Server struct {
 	recent   recentRing
 	buckets  headerBuckets
 
-	cache promptCache
+	cache   promptCache
+	batches batchState
 
 	occMu sync.Mutex
 	occ   map[uint64]uint64 // answers given so far per user text
@@ -267,6 +268,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.markAPIConn(r)
+	if s.serveBatch(w, r) {
+		return
+	}
 	for i, p := range s.protocols {
 		if p.match(r.URL.Path) {
 			s.serveChat(w, r, p, i)

@@ -95,38 +95,40 @@ func (c *counters) noteInFlight(n int64) {
 
 // Stats is the JSON document served by GET /_fake/stats.
 type Stats struct {
-	RequestsTotal       int64            `json:"requests_total"`
-	ByStatus            map[string]int64 `json:"by_status"`
-	ByFault             map[string]int64 `json:"by_fault"`
-	Valid               int64            `json:"valid"`
-	Invalid             int64            `json:"invalid"`
-	Unauthorized        int64            `json:"unauthorized"`
-	RefusedRate         int64            `json:"refused_rate"`
-	RefusedConcurrency  int64            `json:"refused_concurrency"`
-	RefusedTokens       int64            `json:"refused_tokens"`
+	RequestsTotal      int64            `json:"requests_total"`
+	ByStatus           map[string]int64 `json:"by_status"`
+	ByFault            map[string]int64 `json:"by_fault"`
+	Valid              int64            `json:"valid"`
+	Invalid            int64            `json:"invalid"`
+	Unauthorized       int64            `json:"unauthorized"`
+	RefusedRate        int64            `json:"refused_rate"`
+	RefusedConcurrency int64            `json:"refused_concurrency"`
+	RefusedTokens      int64            `json:"refused_tokens"`
 	// RefusedByCause counts the 429s by cause: "requests" (the rpm limit), "tokens" (the tpm
 	// limit), "concurrency" (max_concurrency) and "injected" (fault "429").
 	RefusedByCause map[string]int64 `json:"refused_by_cause"`
 	// TokensCounted are the tokens the token budget counted (prompts of admitted requests,
 	// completions of answers).
-	TokensCounted int64 `json:"tokens_counted"`
-	ClientGone          int64            `json:"client_gone"`
-	Answered            int64            `json:"answered"`
-	NotFound            int64            `json:"not_found"`
-	MaxRequests1s       int64            `json:"max_requests_1s"`
-	MaxInFlight         int64            `json:"max_in_flight"`
-	InFlight            int64            `json:"in_flight"`
-	OpenConnections     int64            `json:"open_connections"`
-	OpenAPIConnections  int64            `json:"open_api_connections"`
-	FirstRequestUnix    float64          `json:"first_request_unix"`
-	LastRequestUnix     float64          `json:"last_request_unix"`
-	ConnectionsTotal    int64            `json:"connections_total"`
-	FailFirstNRemaining int64            `json:"fail_first_n_remaining"`
-	LastBody            json.RawMessage  `json:"last_body"`
-	UptimeSeconds       float64          `json:"uptime_seconds"`
+	TokensCounted       int64           `json:"tokens_counted"`
+	ClientGone          int64           `json:"client_gone"`
+	Answered            int64           `json:"answered"`
+	NotFound            int64           `json:"not_found"`
+	MaxRequests1s       int64           `json:"max_requests_1s"`
+	MaxInFlight         int64           `json:"max_in_flight"`
+	InFlight            int64           `json:"in_flight"`
+	OpenConnections     int64           `json:"open_connections"`
+	OpenAPIConnections  int64           `json:"open_api_connections"`
+	FirstRequestUnix    float64         `json:"first_request_unix"`
+	LastRequestUnix     float64         `json:"last_request_unix"`
+	ConnectionsTotal    int64           `json:"connections_total"`
+	FailFirstNRemaining int64           `json:"fail_first_n_remaining"`
+	LastBody            json.RawMessage `json:"last_body"`
+	UptimeSeconds       float64         `json:"uptime_seconds"`
 	// ByProtocol splits the request counts by protocol ("openai",
 	// "anthropic", "mistral"); every protocol is listed.
 	ByProtocol map[string]ProtocolStats `json:"by_protocol"`
+	// Batch counts what the batch APIs received and did.
+	Batch BatchStats `json:"batch"`
 }
 
 // ProtocolStats are the counts of one protocol's endpoint.
@@ -141,7 +143,7 @@ type ProtocolStats struct {
 
 func (s *Server) stats() Stats {
 	c := &s.counters
-	st := Stats{
+	st := Stats{Batch: s.batchStats(),
 		RequestsTotal:      c.total.Load(),
 		ByStatus:           map[string]int64{},
 		ByFault:            map[string]int64{},
@@ -153,7 +155,7 @@ func (s *Server) stats() Stats {
 		RefusedTokens:      c.refusedTokens.Load(),
 		RefusedByCause: map[string]int64{"requests": c.refusedRate.Load(), "tokens": c.refusedTokens.Load(),
 			"concurrency": c.refusedConcurrency.Load(), "injected": c.faults[faultIndex(FaultRateLimit)].Load()},
-		TokensCounted: c.tokens.Load(),
+		TokensCounted:      c.tokens.Load(),
 		ClientGone:         c.clientGone.Load(),
 		Answered:           c.answered.Load(),
 		NotFound:           c.notFound.Load(),

@@ -5,9 +5,11 @@ package provider
 // block of type tool_use whose input is a JSON object; thinking blocks may come before it.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -47,6 +49,7 @@ var anthropicDescriptor = Descriptor{
 func init() {
 	// Set here, not in the literal: the adapter reads its descriptor.
 	anthropicDescriptor.New = newAnthropic
+	anthropicDescriptor.Batch = newAnthropicBatch
 	Register(anthropicDescriptor)
 }
 
@@ -335,4 +338,130 @@ func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 		}
 	}
 	return s, nil
+}
+
+// anthropicBatch is the Message Batches API: the requests travel inline (POST
+// /v1/messages/batches, at most 100,000 requests or 256 MB); an ended batch's results are one JSONL
+// file (results_url). A batch has no metadata: the client tag cannot travel with it, so a batch
+// whose create answer was lost is found by its request count and creation time (Matches).
+type anthropicBatch struct {
+	batchCollection // https://api.anthropic.com/v1/messages/batches
+}
+
+func newAnthropicBatch(s Settings) BatchAPI {
+	h := http.Header{}
+	h.Set("x-api-key", s.APIKey)
+	h.Set("anthropic-version", anthropicVersion)
+	h.Set("accept", "application/json")
+	return &anthropicBatch{batchCollection{anthropicDescriptor.Endpoint(s.URL) + "/batches", h}}
+}
+
+func (a *anthropicBatch) Limits() BatchLimits {
+	return BatchLimits{MaxLines: 100000, MaxBytes: 256 << 20}
+}
+
+func (a *anthropicBatch) Line(customID string, req Request) ([]byte, error) {
+	return json.Marshal(map[string]any{"custom_id": customID, "params": json.RawMessage(req.Body)})
+}
+
+func (a *anthropicBatch) Upload([][]byte, string) (HTTPCall, bool) { return HTTPCall{}, false }
+
+func (a *anthropicBatch) ParseUpload(Response) (string, error) { return "", nil }
+
+func (a *anthropicBatch) Create(_ string, lines [][]byte, _ string) HTTPCall {
+	body := append([]byte(`{"requests":[`), bytes.Join(lines, []byte(","))...)
+	body = append(body, "]}"...)
+	return jsonCall(http.MethodPost, a.coll, a.header, json.RawMessage(body))
+}
+
+type anthropicBatchObject struct {
+	ID               string `json:"id"`
+	ProcessingStatus string `json:"processing_status"`
+	CreatedAt        string `json:"created_at"`
+	ResultsURL       string `json:"results_url"`
+	RequestCounts    struct {
+		Processing int `json:"processing"`
+		Succeeded  int `json:"succeeded"`
+		Errored    int `json:"errored"`
+		Canceled   int `json:"canceled"`
+		Expired    int `json:"expired"`
+	} `json:"request_counts"`
+}
+
+func (b anthropicBatchObject) info() BatchInfo {
+	c := b.RequestCounts
+	i := BatchInfo{ID: b.ID, State: b.ProcessingStatus, Ended: b.ProcessingStatus == "ended",
+		Total: c.Processing + c.Succeeded + c.Errored + c.Canceled + c.Expired, Done: c.Succeeded, Fail: c.Errored}
+	i.Created, _ = time.Parse(time.RFC3339, b.CreatedAt)
+	if i.Ended && b.ResultsURL != "" {
+		i.Results = []string{b.ResultsURL}
+	}
+	return i
+}
+
+func (a *anthropicBatch) ParseBatch(r Response) (BatchInfo, error) {
+	return parseBatchObject[anthropicBatchObject](r)
+}
+
+func (a *anthropicBatch) List(after string) HTTPCall {
+	q := url.Values{"limit": {"100"}}
+	if after != "" {
+		q.Set("after_id", after)
+	}
+	return a.list(q)
+}
+
+func (a *anthropicBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
+	return parseCursorPage[anthropicBatchObject](r)
+}
+
+func (a *anthropicBatch) Results(b BatchInfo) []HTTPCall {
+	out := make([]HTTPCall, len(b.Results))
+	for i, u := range b.Results {
+		out[i] = jsonCall(http.MethodGet, u, a.header, nil)
+	}
+	return out
+}
+
+// anthropicErrorStatus is the HTTP status of an error type, for an errored line's result.
+var anthropicErrorStatus = map[string]int{"invalid_request_error": 400, "authentication_error": 401,
+	"permission_error": 403, "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
+	"api_error": 500, "overloaded_error": 529}
+
+// ParseResults: succeeded lines hold their Message, errored ones an error response (read with the
+// HTTP status its type stands for), canceled and expired ones nothing.
+func (a *anthropicBatch) ParseResults(body []byte) ([]BatchLine, error) {
+	var out []BatchLine
+	err := splitJSONL(body, func(l []byte) error {
+		var v struct {
+			CustomID string `json:"custom_id"`
+			Result   struct {
+				Type    string          `json:"type"`
+				Message json.RawMessage `json:"message"`
+				Error   json.RawMessage `json:"error"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(l, &v); err != nil {
+			return fmt.Errorf("batch result line: %v", err)
+		}
+		line := BatchLine{CustomID: v.CustomID, Kind: LineExpired, Message: v.Result.Type}
+		switch v.Result.Type {
+		case "succeeded":
+			line.Kind, line.Status, line.Body, line.Message = LineResponse, http.StatusOK, v.Result.Message, ""
+		case "errored":
+			var e struct {
+				Error struct {
+					Type string `json:"type"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(v.Result.Error, &e)
+			line.Kind, line.Body, line.Message = LineFailed, v.Result.Error, "errored"
+			if st, ok := anthropicErrorStatus[e.Error.Type]; ok {
+				line.Kind, line.Status = LineResponse, st
+			}
+		}
+		out = append(out, line)
+		return nil
+	})
+	return out, err
 }

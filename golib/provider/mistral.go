@@ -7,7 +7,11 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
+	"time"
 )
 
 var mistralDescriptor = Descriptor{
@@ -27,6 +31,7 @@ var mistralDescriptor = Descriptor{
 	ModelFields:   []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out"},
 	SettingFields: []string{"reasoning_effort", "send_top_p"},
 	Policy:        mistralPolicy,
+	Batch:         newMistralBatch,
 	Probe: func(model string, _ *ModelRule) any {
 		return map[string]any{"model": model, "messages": probeMessages, "max_tokens": 16}
 	},
@@ -100,4 +105,74 @@ func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 		return ModelSettings{}, topPNotTaken(m.Name, "")
 	}
 	return ModelSettings{ReasoningEffort: effort, AllowanceEffort: effort, SendTopP: boolp(r.TopPOK)}, nil
+}
+
+// mistralBatch is Mistral's batch jobs API: the lines are uploaded as a JSONL file (POST /v1/files,
+// purpose "batch"), then POST /v1/batch/jobs with the client tag in its metadata; an ended job has
+// an output file and an error file in OpenAI's line format. Inline requests stop at 10,000; a file
+// holds up to a million pending requests, kept here to OpenAI's size so a file stays small.
+type mistralBatch struct{ fileBatches }
+
+func newMistralBatch(s Settings) BatchAPI { return &mistralBatch{newFileBatches(s, "/batch/jobs")} }
+
+func (m *mistralBatch) Line(customID string, req Request) ([]byte, error) {
+	return json.Marshal(map[string]any{"custom_id": customID, "body": json.RawMessage(req.Body)})
+}
+
+func (m *mistralBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
+	return jsonCall(http.MethodPost, m.coll, m.header, map[string]any{"input_files": []string{fileID},
+		"endpoint": "/v1/chat/completions", "metadata": map[string]string{ClientTagKey: tag}, "timeout_hours": 24})
+}
+
+type mistralBatchJob struct {
+	ID         string            `json:"id"`
+	Status     string            `json:"status"`
+	OutputFile *string           `json:"output_file"`
+	ErrorFile  *string           `json:"error_file"`
+	Metadata   map[string]string `json:"metadata"`
+	CreatedAt  int64             `json:"created_at"`
+	Total      int               `json:"total_requests"`
+	Succeeded  int               `json:"succeeded_requests"`
+	Failed     int               `json:"failed_requests"`
+}
+
+func (b mistralBatchJob) info() BatchInfo {
+	i := BatchInfo{ID: b.ID, Tag: b.Metadata[ClientTagKey], State: b.Status, Total: b.Total, Done: b.Succeeded,
+		Fail: b.Failed, Created: time.Unix(b.CreatedAt, 0).UTC()}
+	switch b.Status {
+	case "SUCCESS", "FAILED", "TIMEOUT_EXCEEDED", "CANCELLED":
+		i.Ended = true
+	}
+	i.Results = presentIDs(b.OutputFile, b.ErrorFile)
+	return i
+}
+
+func (m *mistralBatch) ParseBatch(r Response) (BatchInfo, error) {
+	return parseBatchObject[mistralBatchJob](r)
+}
+
+// List pages by number: the cursor is the page to ask for.
+func (m *mistralBatch) List(after string) HTTPCall {
+	if after == "" {
+		after = "0"
+	}
+	q := url.Values{"page": {after}, "page_size": {"100"}, "order_by": {"-created"}}
+	return m.list(q)
+}
+
+func (m *mistralBatch) ParseList(r Response, after string) ([]BatchInfo, string, error) {
+	var page struct {
+		Data  []mistralBatchJob `json:"data"`
+		Total int               `json:"total"`
+	}
+	out, err := parseBatchPage(r, &page.Data, &page)
+	if err != nil {
+		return nil, "", err
+	}
+	// The next page follows from the one asked for and the count.
+	n, _ := strconv.Atoi(after)
+	if len(page.Data) == 0 || (n+1)*100 >= page.Total {
+		return out, "", nil
+	}
+	return out, strconv.Itoa(n + 1), nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -27,6 +28,7 @@ var openAIDescriptor = Descriptor{
 	SettingFields: []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
 	Policy:        openAIPolicy,
 	Probe:         openAIProbe,
+	Batch:         newOpenAIBatch,
 }
 
 func init() { registerChat(&openAIDescriptor, &openAIDialect) }
@@ -152,4 +154,63 @@ func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
 		return nil, effortNotTaken(model, a.ReasoningEffort, values)
 	}
 	return str(a.ReasoningEffort), nil
+}
+
+// openAIBatch is OpenAI's Batch API: the lines are uploaded as a JSONL file (POST /v1/files,
+// purpose "batch"), then POST /v1/batches; an ended batch has an output file and an error file
+// (GET /v1/files/{id}/content). At most 50,000 requests and 200 MB per file.
+type openAIBatch struct{ fileBatches }
+
+func newOpenAIBatch(s Settings) BatchAPI { return &openAIBatch{newFileBatches(s, "/batches")} }
+
+func (o *openAIBatch) Line(customID string, req Request) ([]byte, error) {
+	return json.Marshal(map[string]any{"custom_id": customID, "method": "POST", "url": "/v1/chat/completions",
+		"body": json.RawMessage(req.Body)})
+}
+
+func (o *openAIBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
+	return jsonCall(http.MethodPost, o.coll, o.header, map[string]any{"input_file_id": fileID,
+		"endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": map[string]string{ClientTagKey: tag}})
+}
+
+type openAIBatchObject struct {
+	ID            string            `json:"id"`
+	Status        string            `json:"status"`
+	OutputFileID  *string           `json:"output_file_id"`
+	ErrorFileID   *string           `json:"error_file_id"`
+	Metadata      map[string]string `json:"metadata"`
+	RequestCounts struct {
+		Total     int `json:"total"`
+		Completed int `json:"completed"`
+		Failed    int `json:"failed"`
+	} `json:"request_counts"`
+}
+
+func (b openAIBatchObject) info() BatchInfo {
+	i := BatchInfo{ID: b.ID, Tag: b.Metadata[ClientTagKey], State: b.Status, Total: b.RequestCounts.Total,
+		Done: b.RequestCounts.Completed, Fail: b.RequestCounts.Failed}
+	switch b.Status {
+	case "completed", "expired", "cancelled":
+		i.Ended = true
+	case "failed": // refused before running (invalid file, enqueued-token limit): sent again later
+		i.Ended, i.Refused = true, true
+	}
+	i.Results = presentIDs(b.OutputFileID, b.ErrorFileID)
+	return i
+}
+
+func (o *openAIBatch) ParseBatch(r Response) (BatchInfo, error) {
+	return parseBatchObject[openAIBatchObject](r)
+}
+
+func (o *openAIBatch) List(after string) HTTPCall {
+	q := url.Values{"limit": {"100"}}
+	if after != "" {
+		q.Set("after", after)
+	}
+	return o.list(q)
+}
+
+func (o *openAIBatch) ParseList(r Response, _ string) ([]BatchInfo, string, error) {
+	return parseCursorPage[openAIBatchObject](r)
 }

@@ -47,6 +47,9 @@ type Descriptor struct {
 	Policy Policy `json:"-"`
 	// Probe is the body of the smallest request to a model (rate_limits_per_minute()).
 	Probe func(model string, rules *ModelRule) any `json:"-"`
+	// Batch builds the provider's batch API (nil: the provider has none); HasBatch says so to R.
+	Batch    func(Settings) BatchAPI `json:"-"`
+	HasBatch bool                    `json:"batch"`
 	// Hidden keeps a provider out of All (test-only adapters).
 	Hidden bool `json:"-"`
 }
@@ -80,6 +83,7 @@ func Register(d Descriptor) {
 			panic(fmt.Sprintf("provider.Register: %q is registered twice", name))
 		}
 	}
+	d.HasBatch = d.Batch != nil
 	registry[d.Letter] = d
 	registry[d.Protocol] = d
 }

@@ -32,6 +32,10 @@ var runColumns = []column{
 	str("created_at", "r.created_at"), str("updated_at", "r.updated_at"), str("fingerprint", "r.fingerprint"),
 }
 
+// batchesColumn summarises a run's batches in the runs table (NULL when the file has none).
+var batchesColumn = str("batches", `(SELECT group_concat(coalesce(b.provider_id, b.tag) || ' ' || b.state ||
+	CASE b.collected WHEN 1 THEN ' (collected)' ELSE '' END, ', ') FROM batches b WHERE b.run_id = r.run_id AND b.state != 'void')`)
+
 var jobColumns = []column{
 	str("run_id", "a.run_id"), i32("record", "a.record"), str("studyid", "a.studyid"), i32("promptid", "a.promptid"),
 	str("model", "a.model"), f64("top_p", "a.top_p"), i32("n", "a.n"),
@@ -62,7 +66,11 @@ const logSource = `(SELECT run_id, job_key, attempt, at, took, 'retried' AS outc
 
 // Runs lists the runs with their counts and cost, oldest first.
 func (s *Store) Runs() (*arrowio.Table, error) {
-	return s.table(runColumns, "runs r", "", "r.created_at, r.rowid", nil)
+	cols := append(append([]column{}, runColumns...), batchesColumn)
+	if !s.hasBatches() {
+		cols[len(cols)-1].expr = "NULL"
+	}
+	return s.table(cols, "runs r", "", "r.created_at, r.rowid", nil)
 }
 
 // Answers returns a run's jobs, answered and failed, in the order of the answers table.
@@ -83,6 +91,7 @@ func (s *Store) Log(runID string) (*arrowio.Table, error) {
 
 // Delete removes runs and everything stored for them; it refuses a run another process is writing.
 func (s *Store) Delete(runIDs []string) (int, error) {
+	batches := s.hasBatches()
 	tx, err := s.db.Begin()
 	if err != nil {
 		return 0, storeError(s.Path, "cannot be written", err)
@@ -100,7 +109,14 @@ func (s *Store) Delete(runIDs []string) (int, error) {
 		if run.busy() {
 			return 0, &Error{Class: "tabscreen_error_store_busy", Message: fmt.Sprintf("run %s is being screened right now (process %d); it can be deleted once it has ended", id, run.pid.Int64)}
 		}
-		for _, table := range []string{"attempts", "answers", "runs"} {
+		tables := []string{"attempts", "answers", "runs"}
+		if batches {
+			if _, err := tx.Exec("DELETE FROM batch_jobs WHERE batch_id IN (SELECT batch_id FROM batches WHERE run_id = ?)", id); err != nil {
+				return 0, storeError(s.Path, "cannot be written", err)
+			}
+			tables = append(tables, "batches")
+		}
+		for _, table := range tables {
 			if _, err := tx.Exec("DELETE FROM "+table+" WHERE run_id = ?", id); err != nil {
 				return 0, storeError(s.Path, "cannot be written", err)
 			}

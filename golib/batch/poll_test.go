@@ -1,0 +1,121 @@
+package batch
+
+import (
+	"context"
+	"net/http/httptest"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+
+	"github.com/tabscreen/tabscreen/golib/clock"
+	"github.com/tabscreen/tabscreen/golib/fakeprovider"
+	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/store"
+)
+
+// memStore keeps batches in memory.
+type memStore struct {
+	mu      sync.Mutex
+	batches []store.Batch
+}
+
+func (m *memStore) BatchIntent(tag string, ids, keys []string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	jobs := map[string]string{}
+	for i := range ids {
+		jobs[ids[i]] = keys[i]
+	}
+	m.batches = append(m.batches, store.Batch{ID: int64(len(m.batches) + 1), Tag: tag, State: store.BatchIntent,
+		Lines: len(ids), Jobs: jobs})
+	return int64(len(m.batches)), nil
+}
+
+func (m *memStore) BatchUpdate(id int64, providerID, state string, _, _ int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := &m.batches[id-1]
+	if providerID != "" {
+		b.ProviderID = providerID
+	}
+	b.State = state
+	return nil
+}
+
+func (m *memStore) BatchCollected(int64) error                    { return nil }
+func (m *memStore) OpenBatches() ([]store.Batch, error)           { return nil, nil }
+func (m *memStore) KnownBatchIDs() (map[string]bool, error)       { return map[string]bool{}, nil }
+func (m *memStore) Deliver(string, provider.BatchLine, bool) bool { return false }
+func (m *memStore) Pending(string)                                {}
+
+// recordingClock records the length of every wait.
+type recordingClock struct {
+	*clock.Fake
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (c *recordingClock) NewTimer(d time.Duration) clock.Timer {
+	c.mu.Lock()
+	c.waits = append(c.waits, d)
+	c.mu.Unlock()
+	return c.Fake.NewTimer(d)
+}
+
+// A refused create waits a second and is tried again; then the polls wait a quarter second,
+// growing by half each time, on the injected clock.
+func TestCreateRetryAndPollBackoffAreOnTheClock(t *testing.T) {
+	srv, err := fakeprovider.New(fakeprovider.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.UpdateConfig([]byte(`{"batches": true, "batch_delay_ms": 3600000, "batch_create_fail_once": true}`), false); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	d, _ := provider.Lookup("a")
+	api := d.Batch(provider.Settings{URL: hs.URL + "/v1/chat/completions", APIKey: "sk-poll-test"})
+	line, _ := api.Line("j0", provider.Request{Body: []byte(`{"model":"gpt-6-luna","messages":[{"role":"user","content":"Include?"}]}`)})
+	fc := &recordingClock{Fake: clock.NewFake(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))}
+	ms := &memStore{}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Runner{API: api, Client: resty.New(), Clock: fc, Store: ms, Sink: ms, Wait: true, Poll: DefaultPoll}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, []Job{{Key: "k0", CustomID: "j0", Line: line}}) }()
+	for {
+		fc.mu.Lock()
+		n := len(fc.waits)
+		fc.mu.Unlock()
+		if n >= 8 {
+			cancel()
+			break
+		}
+		if next, ok := fc.NextDeadline(); ok {
+			fc.Advance(next.Sub(fc.Now()))
+		} else {
+			runtime.Gosched()
+		}
+	}
+	<-done
+	want := []time.Duration{time.Second, 250 * time.Millisecond, 375 * time.Millisecond, 562500 * time.Microsecond}
+	for i, w := range want {
+		if fc.waits[i] != w {
+			t.Fatalf("waits %v, want them to start with %v", fc.waits, want)
+		}
+	}
+	for i := 2; i < len(fc.waits); i++ {
+		if fc.waits[i] <= fc.waits[i-1] || fc.waits[i] > time.Minute {
+			t.Fatalf("waits %v do not grow to a minute", fc.waits)
+		}
+	}
+	if st := srv.Stats().Batch; st.Created != 1 || st.CreateRefused != 1 || st.LinesReceived != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if ms.batches[0].ProviderID == "" {
+		t.Fatal("the batch's id was not recorded")
+	}
+}

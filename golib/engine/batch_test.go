@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/tabscreen/tabscreen/golib/batch"
+	"github.com/tabscreen/tabscreen/golib/fakeprovider"
+	"github.com/tabscreen/tabscreen/golib/provider"
+	"github.com/tabscreen/tabscreen/golib/store"
+)
+
+type batchFakeServer struct {
+	*fakeprovider.Server
+	URL string
+}
+
+func batchFake(t *testing.T, patch string) batchFakeServer {
+	t.Helper()
+	srv, err := fakeprovider.New(fakeprovider.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.UpdateConfig([]byte(`{"batches": true}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if patch != "" {
+		if _, err := srv.UpdateConfig([]byte(patch), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return batchFakeServer{srv, hs.URL}
+}
+
+func batchOptions(url, path string, wait bool) *Options { return batchOptionsOf("a", url, path, wait) }
+
+// batchOptionsOf are a batch run's options for provider a, b or c of the fake at url.
+func batchOptionsOf(letter, url, path string, wait bool) *Options {
+	endpoint := map[string]string{"a": url + "/v1/chat/completions", "b": url, "c": url + "/mistral/v1/chat/completions"}[letter]
+	return options(endpoint, func(o *Options) {
+		o.Provider = letter
+		o.Models[0].Name = map[string]string{"a": "gpt-6-luna", "b": "claude-haiku-4-5", "c": "mistral-small-latest"}[letter]
+		if letter == "b" {
+			o.TopP, o.MaxTokens = nil, 1024
+		}
+		o.Store = &StoreOptions{Path: path}
+		o.Batch = &BatchOptions{Wait: wait, PollSeconds: 0.01}
+	})
+}
+
+func batchRecords(n int) Records {
+	recs := Records{Titles: make([]string, n), Abstracts: make([]string, n)}
+	for i := range recs.Titles {
+		recs.Titles[i], recs.Abstracts[i] = fmt.Sprintf("Batch title %d", i), fmt.Sprintf("Abstract %d", i)
+	}
+	return recs
+}
+
+func startBatch(t *testing.T, o *Options, recs Records, with ...StartOption) *Run {
+	t.Helper()
+	r, err := Start(o, recs, "sk-secret-test-key", with...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	return r
+}
+
+// Failed, status-0, expired and vanished lines are submitted again until every job is answered,
+// and no job is answered twice.
+func TestBatchResubmitsUntilEveryJobIsAnswered(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) { testBatchResubmits(t, letter) })
+	}
+}
+
+// batchProviders are the providers with a batch API.
+func batchProviders() []string {
+	var out []string
+	for _, d := range provider.All() {
+		if d.Batch != nil {
+			out = append(out, d.Letter)
+		}
+	}
+	return out
+}
+
+func testBatchResubmits(t *testing.T, letter string) {
+	fk := batchFake(t, `{"batch_fail": 0.05, "batch_fail_zero": 0.02, "batch_expire": 0.03, "batch_vanish": 0.02,
+		"batch_create_fail_once": true}`)
+	path := filepath.Join(t.TempDir(), "answers.sqlite")
+	r := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), batchRecords(400))
+	if st, stop := r.State(); st != "done" {
+		t.Fatalf("state %s %+v", st, stop)
+	}
+	if r.answered.Load() != 400 || r.failed.Load() != 0 {
+		t.Fatalf("answered %d failed %d", r.answered.Load(), r.failed.Load())
+	}
+	bs := fk.Stats().Batch
+	redo := bs.LinesFailed + bs.LinesExpired + bs.LinesVanished
+	if redo == 0 || bs.LinesReceived != 400+redo || bs.LinesAnswered != 400 || bs.CreateRefused != 1 {
+		t.Fatalf("batch stats %+v", bs)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows := 0
+	if err := st.ScanRun(r.StoreInfo().RunID, func(*store.Row) { rows++ }); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 400 {
+		t.Fatalf("%d stored rows", rows)
+	}
+}
+
+// A crash right after the submit call returned, before its answer is recorded: the next call finds
+// the batch by its tag and submits nothing again.
+func TestBatchIntentIsRecordedBeforeSubmit(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) { testBatchIntent(t, letter) })
+	}
+}
+
+func testBatchIntent(t *testing.T, letter string) {
+	fk := batchFake(t, `{"batch_delay_ms": 50}`)
+	path := filepath.Join(t.TempDir(), "answers.sqlite")
+	recs := batchRecords(30)
+	r := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), recs, WithAfterSubmit(func() error { return batch.ErrCrash }))
+	if st, _ := r.State(); st != "stopped" {
+		t.Fatalf("state %s", st)
+	}
+	if bs := fk.Stats().Batch; bs.Created != 1 || bs.LinesReceived != 30 {
+		t.Fatalf("batch stats %+v", bs)
+	}
+	r2 := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), recs)
+	if r2.answered.Load() != 30 {
+		t.Fatalf("answered %d, state %v", r2.answered.Load(), r2.stop)
+	}
+	if bs := fk.Stats().Batch; bs.Created != 1 || bs.LinesReceived != 30 {
+		t.Fatalf("the batch was submitted again: %+v", bs)
+	}
+}
+
+// wait = false submits and returns; the same call later collects without submitting again.
+func TestBatchWithoutWaitingIsCollectedByTheNextCall(t *testing.T) {
+	fk := batchFake(t, `{"batch_delay_ms": 100}`)
+	path := filepath.Join(t.TempDir(), "answers.sqlite")
+	recs := batchRecords(20)
+	r := startBatch(t, batchOptions(fk.URL, path, false), recs)
+	s := r.Summarise()
+	if s.Batch == nil || s.Batch.Pending != 20 || s.Batch.Batches != 1 || r.answered.Load() != 0 {
+		b, _ := json.Marshal(s)
+		t.Fatalf("summary %s", b)
+	}
+	r2 := startBatch(t, batchOptions(fk.URL, path, true), recs)
+	if r2.answered.Load() != 20 || r2.failed.Load() != 0 {
+		t.Fatalf("answered %d failed %d", r2.answered.Load(), r2.failed.Load())
+	}
+	if bs := fk.Stats().Batch; bs.Created != 1 || bs.LinesReceived != 20 {
+		t.Fatalf("batch stats %+v", bs)
+	}
+}
+
+// A resumed call counts the batches a job was in once they are collected: with max_tries = 2 a line
+// that failed in the batch the first call submitted is submitted once more, and answered.
+func TestBatchTriesCountAcrossCalls(t *testing.T) {
+	fk := batchFake(t, `{"batch_delay_ms": 100, "batch_fail": 0.3}`)
+	path := filepath.Join(t.TempDir(), "answers.sqlite")
+	recs := batchRecords(40)
+	two := 2
+	o := batchOptions(fk.URL, path, false)
+	o.MaxTries = &two
+	startBatch(t, o, recs)
+	o2 := batchOptions(fk.URL, path, true)
+	o2.MaxTries = &two
+	r := startBatch(t, o2, recs)
+	bs := fk.Stats().Batch
+	if bs.LinesFailed == 0 || bs.LinesReceived != 40+bs.LinesFailed || r.answered.Load() != 40 {
+		t.Fatalf("answered %d failed %d, stats %+v", r.answered.Load(), r.failed.Load(), bs)
+	}
+}

@@ -1,0 +1,173 @@
+# screen_batch(): screenings through the provider's batch API, against the fake provider's batch
+# endpoints (golib/fakeprovider/batch*.go), in simulated time.
+
+batch_records <- function(n) {
+  data.frame(studyid = seq_len(n), title = paste("Batch title", seq_len(n)),
+    abstract = paste("Batch abstract about family therapy", seq_len(n)))
+}
+
+screen_batch_a <- function(fake, data, ..., wait = TRUE) {
+  screen_batch(tabscreen_a.tools, data, prompt = "Is this study about family therapy?",
+    studyid = studyid, title = title, abstract = abstract, api_url = fake$url,
+    progress = FALSE, messages = FALSE, ..., wait = wait)
+}
+
+test_that("a batch screening returns the synchronous call's object at half its price, and keeps no key", {
+  key <- "sk-test-batch-secret-key-0815"
+  withr::local_envvar(PROVIDER_A_API_KEY = key)
+  fake <- local_fake_provider(batches = TRUE, seed = 11)
+  d <- batch_records(6)
+  res <- screen_batch_a(fake, d, reps = 2)
+  sync <- tabscreen_a.tools(d, prompt = "Is this study about family therapy?", studyid = studyid,
+    title = title, abstract = abstract, api_url = fake$url, progress = FALSE, messages = FALSE, reps = 2)
+  expect_s3_class(res, "llm")
+  expect_equal(names(res), names(sync))
+  expect_equal(names(res$answer_data), names(sync$answer_data))
+  expect_equal(nrow(res$answer_data), 12)
+  expect_equal(nrow(res$answer_data_aggregated), 6)
+  expect_equal(res$answer_data$prompt_tokens, sync$answer_data$prompt_tokens)
+  expect_equal(res$price_data$total_price_dollar, sync$price_data$total_price_dollar / 2)
+  expect_gt(res$price_data$total_price_dollar, 0)
+  expect_equal(fake$stats()$batch$lines_received, 12)
+
+  runs <- screen_store()
+  expect_match(runs$batches[runs$run_id == attr(res, "store")$run_id], "completed \\(collected\\)")
+  b <- screen_store_batches(res)
+  expect_equal(b$lines, 12)
+  expect_true(all(b$collected))
+  path <- attr(res, "store")$path
+  bytes <- c(readBin(path, "raw", file.size(path)),
+    if (file.exists(paste0(path, "-wal"))) readBin(paste0(path, "-wal"), "raw", file.size(paste0(path, "-wal"))))
+  expect_length(grepRaw(key, bytes, fixed = TRUE), 0)
+  expect_false(any(grepl(key, unlist(fake$requests()), fixed = TRUE)))
+})
+
+test_that("failed, expired and vanished lines are submitted again until every job is answered once", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-faults")
+  fake <- local_fake_provider(batches = TRUE, seed = 12, batch_fail = 0.05, batch_fail_zero = 0.02, batch_expire = 0.03,
+    batch_vanish = 0.02, batch_create_fail_once = TRUE)
+  res <- screen_batch_a(fake, batch_records(100), reps = 3)
+  expect_equal(nrow(res$answer_data), 300)
+  expect_equal(NROW(res$error_data), 0)
+  expect_equal(anyDuplicated(paste(res$answer_data$studyid, res$answer_data$n)), 0)
+  st <- fake$stats()$batch
+  redo <- st$lines_failed + st$lines_expired + st$lines_vanished
+  expect_gt(redo, 0)
+  expect_equal(st$lines_received, 300 + redo)
+  expect_equal(st$lines_answered, 300)
+  expect_equal(st$create_refused, 1)
+  expect_equal(nrow(screen_store_answers(res)), 300)
+})
+
+test_that("wait = FALSE returns after submitting, and the same call later collects without resubmitting", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-nowait")
+  fake <- local_fake_provider(batches = TRUE, seed = 13, batch_delay_ms = 300)
+  d <- batch_records(8)
+  sent <- screen_batch_a(fake, d, wait = FALSE)
+  expect_s3_class(sent, "tabscreen_batch")
+  expect_equal(sent$pending, 8)
+  expect_equal(sent$submitted, 8)
+  expect_equal(nrow(sent$batches), 1)
+  expect_output(print(sent), "8 requests waiting")
+  res <- screen_batch_a(fake, d)
+  expect_s3_class(res, "llm")
+  expect_equal(nrow(res$answer_data), 8)
+  expect_equal(attr(res, "store")$run_id, sent$run_id)
+  expect_equal(fake$stats()$batch$created, 1)
+  expect_equal(fake$stats()$batch$lines_received, 8)
+})
+
+test_that("an R process killed while it waits leaves nothing to submit twice", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-kill")
+  fake <- local_fake_provider(batches = TRUE, seed = 14, batch_delay_ms = 2000)
+  store <- getOption("tabscreen.store")
+  child <- callr::r_bg(function(url, store, libs) {
+    .libPaths(libs)
+    library(tabscreen)
+    Sys.setenv(PROVIDER_A_API_KEY = "sk-test-batch-kill")
+    options(tabscreen.store = store)
+    d <- data.frame(studyid = 1:10, title = paste("Batch title", 1:10),
+      abstract = paste("Batch abstract about family therapy", 1:10))
+    screen_batch(tabscreen_a.tools, d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = url, progress = FALSE)
+  }, args = list(url = fake$url, store = store, libs = .libPaths()))
+  withr::defer(if (child$is_alive()) child$kill())
+  deadline <- Sys.time() + 60
+  while (fake$stats()$batch$created < 1 && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_equal(fake$stats()$batch$created, 1)
+  child$kill() # SIGKILL: no handler runs
+  expect_false(child$is_alive())
+  res <- screen_batch_a(fake, batch_records(10))
+  expect_equal(nrow(res$answer_data), 10)
+  expect_equal(NROW(res$error_data), 0)
+  expect_equal(fake$stats()$batch$created, 1)
+  expect_equal(fake$stats()$batch$lines_received, 10)
+})
+
+test_that("lines that fail within max_tries go to error_data with their reason, and screen_errors() repairs them", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-errors")
+  fake <- local_fake_provider(batches = TRUE, seed = 15, batch_fail = 0.3, batch_expire = 0.1)
+  res <- screen_batch_a(fake, batch_records(20), max_tries = 1)
+  failed <- NROW(res$error_data)
+  st <- fake$stats()$batch
+  expect_equal(failed, st$lines_failed + st$lines_expired)
+  expect_gt(failed, 0)
+  expect_equal(nrow(res$answer_data) + failed, 20)
+  expect_true(all(grepl("gave up after 1 batch", res$error_data$decision_llm)))
+  fixed <- screen_errors(res, progress = FALSE, messages = FALSE)
+  expect_equal(nrow(fixed$answer_data), 20)
+  expect_equal(NROW(fixed$error_data), 0)
+})
+
+test_that("screen_batch_cancel() cancels the open batches, and the next call submits their lines again", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-cancel")
+  fake <- local_fake_provider(batches = TRUE, seed = 16, batch_delay_ms = 60000)
+  d <- batch_records(5)
+  sent <- screen_batch_a(fake, d, wait = FALSE)
+  expect_message(n <- screen_batch_cancel(sent), "Cancelled 1 batch")
+  expect_equal(n, 1)
+  expect_equal(screen_store_batches(sent$run_id)$state, "cancelled")
+  fake$configure(batch_delay_ms = 0)
+  res <- screen_batch_a(fake, d)
+  expect_equal(nrow(res$answer_data), 5)
+  expect_equal(fake$stats()$batch$cancelled, 1)
+  expect_equal(fake$stats()$batch$lines_received, 10)
+})
+
+test_that("providers B and C screen in batches too: the same object at half the price, lines resubmitted", {
+  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-batch", PROVIDER_C_API_KEY = "test-batch-c")
+  fake <- local_fake_provider(batches = TRUE, seed = 18, batch_fail = 0.1, batch_expire = 0.1, batch_vanish = 0.05)
+  d <- batch_records(10)
+  for (p in list(list(fun = tabscreen_b, url = fake$url_b), list(fun = tabscreen_c, url = fake$url_c))) {
+    before <- fake$stats()$batch
+    res <- screen_batch(p$fun, d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = p$url, reps = 2, progress = FALSE, messages = FALSE)
+    sync <- p$fun(d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = p$url, reps = 2, progress = FALSE, messages = FALSE)
+    expect_s3_class(res, "llm")
+    expect_equal(names(res$answer_data), names(sync$answer_data))
+    expect_equal(nrow(res$answer_data), 20)
+    expect_equal(NROW(res$error_data), 0)
+    expect_equal(res$price_data$total_price_dollar, sync$price_data$total_price_dollar / 2)
+    after <- fake$stats()$batch
+    expect_equal(after$lines_answered - before$lines_answered, 20)
+    redo <- (after$lines_failed + after$lines_expired + after$lines_vanished) -
+      (before$lines_failed + before$lines_expired + before$lines_vanished)
+    expect_equal(after$lines_received - before$lines_received, 20 + redo)
+  }
+})
+
+test_that("bad arguments are classed errors before any request", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-args")
+  fake <- local_fake_provider(batches = TRUE, seed = 17)
+  d <- batch_records(2)
+  expect_error(screen_batch(mean, d), class = "tabscreen_error_batch_args")
+  expect_error(screen_batch("tabscreen_a.tools", d), class = "tabscreen_error_batch_args")
+  expect_error(screen_batch_a(fake, d, wait = "no"), class = "tabscreen_error_batch_args")
+  withr::with_options(list(tabscreen.store = FALSE),
+    expect_error(screen_batch_a(fake, d, wait = FALSE), class = "tabscreen_error_batch_args"))
+  expect_error(screen_batch_a(fake, d, reps = 0), class = "tabscreen_error")
+  expect_error(screen_batch_cancel(42), class = "tabscreen_error_store_run")
+  expect_equal(fake$stats()$requests_total, 0)
+  expect_equal(fake$stats()$batch$created, 0)
+})
