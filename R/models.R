@@ -131,6 +131,9 @@ lookup_models <- function(model, provider, custom_model, call = rlang::caller_en
     price_flex_in = prices$flex_input_per_million[hit],
     price_flex_cached_in = prices$flex_cached_input_per_million[hit],
     price_flex_out = prices$flex_output_per_million[hit],
+    price_batch_in = prices$batch_input_per_million[hit],
+    price_batch_cached_in = prices$batch_cached_input_per_million[hit],
+    price_batch_out = prices$batch_output_per_million[hit],
     stringsAsFactors = FALSE
   )
   cbind(out, rules[rule_hit, c("reasoning_values", "tools_need_none", "accepts_reasoning_field",

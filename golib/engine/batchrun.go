@@ -12,7 +12,6 @@ import (
 	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/provider"
-	"github.com/tabscreen/tabscreen/golib/screen"
 	"github.com/tabscreen/tabscreen/golib/store"
 )
 
@@ -56,7 +55,7 @@ func (r *Run) setupBatch(s provider.Settings) error {
 	}
 	r.batch = &batchRun{api: r.descriptor.Batch(s)}
 	for i := range r.prices {
-		r.prices[i] = screen.BatchPrices(r.prices[i])
+		r.prices[i] = r.opts.Models[i].batchPrices()
 	}
 	return nil
 }

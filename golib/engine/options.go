@@ -82,6 +82,10 @@ type ModelOptions struct {
 	PriceCachedIn   *float64 `json:"price_cached_in"`
 	PriceCacheWrite *float64 `json:"price_cache_write"`
 	PriceOut        *float64 `json:"price_out"`
+	// The prices of a batch line (model_prizes' batch columns); null: half the standard prices.
+	PriceBatchIn       *float64 `json:"price_batch_in"`
+	PriceBatchCachedIn *float64 `json:"price_batch_cached_in"`
+	PriceBatchOut      *float64 `json:"price_batch_out"`
 }
 
 // BuiltinOptions choose the built-in tool.
@@ -193,6 +197,22 @@ func (m ModelOptions) prices() screen.Prices {
 	}
 	if m.PriceOut != nil {
 		p.Out, p.HasOut = *m.PriceOut, true
+	}
+	return p
+}
+
+// batchPrices are the prices of the model's batch lines: its batch prices where model_prizes has
+// them, else the providers' rule (screen.BatchPrices).
+func (m ModelOptions) batchPrices() screen.Prices {
+	p := screen.BatchPrices(m.prices())
+	for _, f := range []struct {
+		given *float64
+		price *float64
+		has   *bool
+	}{{m.PriceBatchIn, &p.In, &p.HasIn}, {m.PriceBatchCachedIn, &p.CachedIn, &p.HasCachedIn}, {m.PriceBatchOut, &p.Out, &p.HasOut}} {
+		if f.given != nil {
+			*f.price, *f.has = *f.given, true
+		}
 	}
 	return p
 }
