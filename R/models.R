@@ -41,7 +41,8 @@ model_rules <- function() {
 price_table <- function(call = rlang::caller_env()) {
   bundled <- as.data.frame(tabscreen::model_prizes)[c(
     "provider", "model", "input_per_million", "cached_input_per_million", "output_per_million",
-    "cache_write_5m_per_million", "flex_input_per_million", "flex_cached_input_per_million", "flex_output_per_million"
+    "cache_write_5m_per_million", "flex_input_per_million", "flex_cached_input_per_million", "flex_output_per_million",
+    "batch_input_per_million", "batch_cached_input_per_million", "batch_output_per_million"
   )]
   bundled$user <- FALSE
   user <- getOption("tabscreen.model_prizes")
@@ -56,7 +57,7 @@ price_table <- function(call = rlang::caller_env()) {
 
 check_user_prices <- function(user, call) {
   letters <- names(providers())
-  fix <- c("i" = "Give a data frame with columns {.field model}, {.field input_per_million} and {.field output_per_million} (USD per million tokens), optionally {.field cached_input_per_million}, {.field cache_write_per_million} (provider B) and {.field provider} ({.or {.val {letters}}}).")
+  fix <- c("i" = "Give a data frame with columns {.field model}, {.field input_per_million} and {.field output_per_million} (USD per million tokens), optionally {.field cached_input_per_million}, {.field cache_write_per_million} (provider B), the batch prices {.field batch_input_per_million}, {.field batch_cached_input_per_million}, {.field batch_output_per_million} and {.field provider} ({.or {.val {letters}}}).")
   if (!is.data.frame(user)) {
     abort_arg(c("The option {.code tabscreen.model_prizes} must be a data frame, not {.obj_type_friendly {user}}.", fix),
       class = "tabscreen_error_model_prizes", arg = "tabscreen.model_prizes", call = call)
@@ -71,20 +72,16 @@ check_user_prices <- function(user, call) {
     provider = if (is.null(user$provider)) rep(NA_character_, n) else tolower(as.character(user$provider)),
     model = as.character(user$model),
     input_per_million = suppressWarnings(as.numeric(user$input_per_million)),
-    cached_input_per_million = if (is.null(user$cached_input_per_million)) {
-      rep(NA_real_, n)
-    } else {
-      suppressWarnings(as.numeric(user$cached_input_per_million))
-    },
+    cached_input_per_million = optional_price(user$cached_input_per_million, n),
     output_per_million = suppressWarnings(as.numeric(user$output_per_million)),
-    cache_write_5m_per_million = if (is.null(user$cache_write_per_million)) {
-      rep(NA_real_, n)
-    } else {
-      suppressWarnings(as.numeric(user$cache_write_per_million))
-    },
+    cache_write_5m_per_million = optional_price(user$cache_write_per_million, n),
     flex_input_per_million = rep(NA_real_, n),
     flex_cached_input_per_million = rep(NA_real_, n),
     flex_output_per_million = rep(NA_real_, n),
+    # A user's batch prices, when given; else the engine prices batch lines at half the standard.
+    batch_input_per_million = optional_price(user$batch_input_per_million, n),
+    batch_cached_input_per_million = optional_price(user$batch_cached_input_per_million, n),
+    batch_output_per_million = optional_price(user$batch_output_per_million, n),
     user = rep(TRUE, n),
     stringsAsFactors = FALSE
   )
@@ -92,6 +89,9 @@ check_user_prices <- function(user, call) {
     !is_nonneg(out$input_per_million) | !is_nonneg(out$output_per_million) |
     !(is.na(out$cached_input_per_million) | is_nonneg(out$cached_input_per_million)) |
     !(is.na(out$cache_write_5m_per_million) | is_nonneg(out$cache_write_5m_per_million)) |
+    !(is.na(out$batch_input_per_million) | is_nonneg(out$batch_input_per_million)) |
+    !(is.na(out$batch_cached_input_per_million) | is_nonneg(out$batch_cached_input_per_million)) |
+    !(is.na(out$batch_output_per_million) | is_nonneg(out$batch_output_per_million)) |
     !(is.na(out$provider) | out$provider %in% letters)
   if (any(bad)) {
     abort_arg(c("Row{?s} {which(bad)} of the option {.code tabscreen.model_prizes} {?is/are} not valid.",
@@ -102,6 +102,9 @@ check_user_prices <- function(user, call) {
 }
 
 is_nonneg <- function(x) !is.na(x) & x >= 0
+
+# An optional price column of a user's price table: numbers, or NA where it has none.
+optional_price <- function(x, n) if (is.null(x)) rep(NA_real_, n) else suppressWarnings(as.numeric(x))
 
 # Look the models up for a provider. Unknown models are an error unless custom_model is TRUE.
 # Returns a data frame, one row per model in the user's order: model, custom, price_in,

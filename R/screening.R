@@ -126,11 +126,14 @@ model_options <- function(provider, models, settings, reps, rpm) {
   fields <- unlist(provider_info(provider)$model_fields)
   out <- lapply(seq_len(nrow(models)), function(i) {
     prices <- list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i],
-      price_cache_write = models$price_cache_write[i], price_out = models$price_out[i],
-      price_batch_in = models$price_batch_in[i], price_batch_cached_in = models$price_batch_cached_in[i],
-      price_batch_out = models$price_batch_out[i])
+      price_cache_write = models$price_cache_write[i], price_out = models$price_out[i])
     values <- c(settings[[i]], prices)
-    c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields])
+    batch <- if (!is.null(batch_request())) {
+      # A batch screening's lines have prices of their own (model_prizes' batch columns).
+      list(price_batch_in = models$price_batch_in[i], price_batch_cached_in = models$price_batch_cached_in[i],
+        price_batch_out = models$price_batch_out[i])
+    }
+    c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields], batch)
   })
   attr(out, "cache_min_tokens") <- models$min_cache_tokens %||% rep(NA_integer_, nrow(models))
   out

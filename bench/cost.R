@@ -39,24 +39,29 @@ Sys.setenv(PROVIDER_A_API_KEY = "sk-bench-cost", PROVIDER_B_API_KEY = "sk-ant-be
   PROVIDER_C_API_KEY = "c-bench-cost")
 options(tabscreen.store = FALSE)
 
-screen <- list(
-  A = function(url, reps) tabscreen_a.tools(records, prompt, title = title, abstract = abstract,
-    api_url = url$url, reps = reps, progress = FALSE, messages = FALSE, force = TRUE),
-  B = function(url, reps) tabscreen_b(records, prompt, title = title, abstract = abstract,
-    api_url = url$url_b, reps = reps, progress = FALSE, messages = FALSE, force = TRUE),
-  C = function(url, reps) tabscreen_c(records, prompt, title = title, abstract = abstract,
-    api_url = url$url_c, reps = reps, progress = FALSE, messages = FALSE, force = TRUE)
+# Each provider's screening function and where the fake serves it.
+screening <- list(
+  A = list(fun = tabscreen_a.tools, url = function(fake) fake$url),
+  B = list(fun = tabscreen_b, url = function(fake) fake$url_b),
+  C = list(fun = tabscreen_c, url = function(fake) fake$url_c)
 )
+# One screening, synchronous or through the provider's batch API (screen_batch()).
+screen <- function(provider, fake, reps, batch) {
+  s <- screening[[provider]]
+  args <- list(records, prompt, title = quote(title), abstract = quote(abstract), api_url = s$url(fake),
+    reps = reps, progress = FALSE, messages = FALSE, force = TRUE)
+  if (batch) do.call(screen_batch, c(list(s$fun), args)) else do.call(s$fun, args)
+}
 models <- c(A = "gpt-6-luna", B = "claude-haiku-5-5", C = "mistral-small-latest")
 
 # One screening against a fresh fake (its cache empty), answering after 200 ms, so that requests
 # sent together are in flight together, as with a real provider.
-measure <- function(provider, reps, cache) {
-  fake <- tabscreen:::fake_provider_start(latency_ms = 200, seed = 11, prompt_cache = TRUE)
+measure <- function(provider, reps, cache, batch = FALSE) {
+  fake <- tabscreen:::fake_provider_start(latency_ms = 200, seed = 11, prompt_cache = TRUE, batches = TRUE)
   on.exit(fake$stop())
   old <- options(tabscreen.cache = cache)
   on.exit(options(old), add = TRUE)
-  res <- screen[[provider]](fake, reps)
+  res <- screen(provider, fake, reps, batch)
   stopifnot(is.null(res$error_data))
   cache_figures <- attr(res$price_data, "cache")
   list(price = res$price_dollar * per, prompt_tokens = sum(res$answer_data$prompt_tokens),
@@ -65,14 +70,16 @@ measure <- function(provider, reps, cache) {
 
 cat(sprintf("%d records of filges2015_dat (mean abstract %.0f characters), prompt %d characters; %s\n\n",
   nrow(records), mean(nchar(records$abstract), na.rm = TRUE), nchar(prompt), format(Sys.time(), "%Y-%m-%d")))
-cat("| Provider (model) | reps | synchronous today (cache off) | synchronous with caching | cut | cached share of input | batch |\n")
-cat("|---|---|---|---|---|---|---|\n")
-for (p in names(screen)) {
+cat("| Provider (model) | reps | synchronous today (cache off) | synchronous with caching | cut | cached share of input | batch | batch with caching |\n")
+cat("|---|---|---|---|---|---|---|---|\n")
+for (p in names(screening)) {
   for (reps in c(1, 10)) {
     off <- measure(p, reps, FALSE)
     on <- measure(p, reps, TRUE)
-    cat(sprintf("| %s (%s) | %d | $%.3f | $%.3f | %.0f %% | %.0f %% | to be added by the batch work |\n",
+    batch_off <- measure(p, reps, FALSE, batch = TRUE)
+    batch_on <- measure(p, reps, TRUE, batch = TRUE)
+    cat(sprintf("| %s (%s) | %d | $%.3f | $%.3f | %.0f %% | %.0f %% | $%.3f | $%.3f |\n",
       p, models[[p]], reps, off$price, on$price, 100 * (1 - on$price / off$price),
-      100 * (on$cached + on$written) / on$prompt_tokens))
+      100 * (on$cached + on$written) / on$prompt_tokens, batch_off$price, batch_on$price))
   }
 }

@@ -38,7 +38,7 @@ var anthropicDescriptor = Descriptor{
 			Reset: []string{"anthropic-ratelimit-output-tokens-reset"}}},
 		ResetFormat: "rfc3339",
 	},
-	ModelFields:   []string{"reasoning_effort", "thinking", "forced_tool", "price_in", "price_cached_in", "price_cache_write", "price_out", "price_batch_in", "price_batch_cached_in", "price_batch_out"},
+	ModelFields:   []string{"reasoning_effort", "thinking", "forced_tool", "price_in", "price_cached_in", "price_cache_write", "price_out"},
 	SettingFields: []string{"reasoning_effort", "thinking", "forced_tool", "allowance_effort"},
 	Policy:        anthropicPolicy,
 	Probe: func(model string, _ *ModelRule) any {

@@ -28,7 +28,7 @@ var mistralDescriptor = Descriptor{
 		Requests: RateKind{Limit: []string{"x-ratelimit-limit-req-minute"}, Remaining: []string{"x-ratelimit-remaining-req-minute"}},
 		Tokens:   RateKind{Limit: []string{"x-ratelimit-limit-tokens-minute"}, Remaining: []string{"x-ratelimit-remaining-tokens-minute"}},
 	},
-	ModelFields:   []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out", "price_batch_in", "price_batch_cached_in", "price_batch_out"},
+	ModelFields:   []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out"},
 	SettingFields: []string{"reasoning_effort", "send_top_p"},
 	Policy:        mistralPolicy,
 	Batch:         newMistralBatch,

@@ -24,7 +24,7 @@ var openAIDescriptor = Descriptor{
 			Reset: []string{"x-ratelimit-reset-tokens"}},
 		ResetFormat: "duration",
 	},
-	ModelFields:   []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_cache_write", "price_out", "price_batch_in", "price_batch_cached_in", "price_batch_out"},
+	ModelFields:   []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_cache_write", "price_out"},
 	SettingFields: []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
 	Policy:        openAIPolicy,
 	Probe:         openAIProbe,

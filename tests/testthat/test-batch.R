@@ -42,6 +42,24 @@ test_that("a batch screening returns the synchronous call's object at half its p
   expect_false(any(grepl(key, unlist(fake$requests()), fixed = TRUE)))
 })
 
+test_that("batch lines are priced at the batch prices of the price table, half the standard without them", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-prices")
+  fake <- local_fake_provider(batches = TRUE, seed = 13)
+  d <- batch_records(4)
+  own <- data.frame(provider = "a", model = "gpt-6-luna", input_per_million = 1, output_per_million = 4,
+    batch_input_per_million = 0.3, batch_output_per_million = 1.2)
+  withr::local_options(tabscreen.model_prizes = own)
+  res <- screen_batch_a(fake, d)
+  tokens <- res$answer_data
+  expect_equal(res$price_data$input_price_dollar, sum(tokens$prompt_tokens) * 0.3 / 1e6)
+  expect_equal(res$price_data$output_price_dollar, sum(tokens$completion_tokens) * 1.2 / 1e6)
+  own$batch_input_per_million <- own$batch_output_per_million <- NULL
+  withr::local_options(tabscreen.model_prizes = own)
+  res <- screen_batch_a(fake, d, force = TRUE)
+  expect_equal(res$price_data$input_price_dollar, sum(res$answer_data$prompt_tokens) * 0.5 / 1e6)
+  expect_equal(res$price_data$output_price_dollar, sum(res$answer_data$completion_tokens) * 2 / 1e6)
+})
+
 test_that("failed, expired and vanished lines are submitted again until every job is answered once", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-faults")
   fake <- local_fake_provider(batches = TRUE, seed = 12, batch_fail = 0.05, batch_fail_zero = 0.02, batch_expire = 0.03,
