@@ -39,6 +39,7 @@ type Job struct {
 	CustomID string // its line's id (unique within the run's call)
 	Line     []byte // the line in the provider's format
 	Tries    int    // batches that held it before
+	Model    int    // its model (an index): a batch holds one model's lines
 }
 
 // Sink is the run: it turns each reconciled line into an answer or a failure.
@@ -248,15 +249,28 @@ func (r *Runner) submit(ctx context.Context, jobs []*Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	sort.Slice(jobs, func(a, b int) bool { return jobs[a].CustomID < jobs[b].CustomID })
+	// One model per batch: Mistral's batch jobs take one, and OpenAI's queue limits are per model.
+	sort.Slice(jobs, func(a, b int) bool {
+		if jobs[a].Model != jobs[b].Model {
+			return jobs[a].Model < jobs[b].Model
+		}
+		return jobs[a].CustomID < jobs[b].CustomID
+	})
 	lines := make([][]byte, len(jobs))
 	for i, j := range jobs {
 		lines[i] = j.Line
 	}
-	for _, c := range Chunk(lines, r.API.Limits()) {
-		if err := r.submitOne(ctx, jobs[c[0]:c[1]], lines[c[0]:c[1]]); err != nil {
-			return err
+	for lo := 0; lo < len(jobs); {
+		hi := lo + 1
+		for hi < len(jobs) && jobs[hi].Model == jobs[lo].Model {
+			hi++
 		}
+		for _, c := range Chunk(lines[lo:hi], r.API.Limits()) {
+			if err := r.submitOne(ctx, jobs[lo+c[0]:lo+c[1]], lines[lo+c[0]:lo+c[1]]); err != nil {
+				return err
+			}
+		}
+		lo = hi
 	}
 	r.backoff = 0
 	return nil

@@ -186,3 +186,35 @@ func TestBatchTriesCountAcrossCalls(t *testing.T) {
 		t.Fatalf("answered %d failed %d, stats %+v", r.answered.Load(), r.failed.Load(), bs)
 	}
 }
+
+// A batch holds one model's lines: Mistral's batch jobs take one model, and OpenAI's queue limits
+// are per model.
+func TestBatchHoldsOneModel(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) {
+			fk := batchFake(t, "")
+			path := filepath.Join(t.TempDir(), "answers.sqlite")
+			o := batchOptionsOf(letter, fk.URL, path, true)
+			second := o.Models[0]
+			second.Name += "-2"
+			o.Models = append(o.Models, second)
+			r := startBatch(t, o, batchRecords(7))
+			if st, stop := r.State(); st != "done" || r.answered.Load() != 14 {
+				t.Fatalf("state %s %+v, answered %d", st, stop, r.answered.Load())
+			}
+			st, err := store.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			tab, err := st.Batches(r.StoreInfo().RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, _ := tab.Col("lines")
+			if tab.NumRows != 2 || lines.I32[0] != 7 || lines.I32[1] != 7 {
+				t.Fatalf("%d batches, lines %v", tab.NumRows, lines.I32)
+			}
+		})
+	}
+}

@@ -95,7 +95,8 @@ func (r *Run) dispatchBatch() {
 		if err == nil {
 			var line []byte
 			if line, err = b.api.Line(fmt.Sprintf("j%d", i), req); err == nil {
-				jobs = append(jobs, batch.Job{Key: key, CustomID: fmt.Sprintf("j%d", i), Line: line, Tries: tries[key]})
+				jobs = append(jobs, batch.Job{Key: key, CustomID: fmt.Sprintf("j%d", i), Line: line, Tries: tries[key],
+					Model: int(j.model)})
 				continue
 			}
 		}

@@ -315,6 +315,20 @@ type batchRoute struct {
 	serve           func(s *Server, w http.ResponseWriter, r *http.Request, parts []string)
 }
 
+// fileBatchRoutes are the routes of a batch API whose lines are uploaded as a file (OpenAI, and
+// Mistral's file mode): the files under base, the batches at jobs.
+func fileBatchRoutes(base, jobs string, create, list func(*Server, http.ResponseWriter, *http.Request, []string),
+	api fakeBatchAPI) []batchRoute {
+	return []batchRoute{
+		{http.MethodPost, base + "/files", (*Server).openAIUpload},
+		{http.MethodGet, base + "/files/*/content", (*Server).openAIFileContent},
+		{http.MethodPost, jobs, create},
+		{http.MethodGet, jobs, list},
+		{http.MethodGet, jobs + "/*", api.get},
+		{http.MethodPost, jobs + "/*/cancel", api.cancel},
+	}
+}
+
 // match matches the end of the path against the pattern.
 func (b batchRoute) match(method, path string) ([]string, bool) {
 	if method != b.method {

@@ -13,13 +13,7 @@ import (
 
 func init() {
 	batchRoutes = append(batchRoutes,
-		batchRoute{http.MethodPost, "/mistral/v1/files", (*Server).openAIUpload},
-		batchRoute{http.MethodGet, "/mistral/v1/files/*/content", (*Server).openAIFileContent},
-		batchRoute{http.MethodPost, "/mistral/v1/batch/jobs", (*Server).mistralCreate},
-		batchRoute{http.MethodGet, "/mistral/v1/batch/jobs", (*Server).mistralList},
-		batchRoute{http.MethodGet, "/mistral/v1/batch/jobs/*", mistralBatches.get},
-		batchRoute{http.MethodPost, "/mistral/v1/batch/jobs/*/cancel", mistralBatches.cancel},
-	)
+		fileBatchRoutes("/mistral/v1", "/mistral/v1/batch/jobs", (*Server).mistralCreate, (*Server).mistralList, mistralBatches)...)
 }
 
 var mistralBatches = fakeBatchAPI{protocol: "mistral", authorized: (*Server).openAIAuthorized,

@@ -14,13 +14,7 @@ import (
 
 func init() {
 	batchRoutes = append(batchRoutes,
-		batchRoute{http.MethodPost, "/v1/files", (*Server).openAIUpload},
-		batchRoute{http.MethodGet, "/v1/files/*/content", (*Server).openAIFileContent},
-		batchRoute{http.MethodPost, "/v1/batches", (*Server).openAICreate},
-		batchRoute{http.MethodGet, "/v1/batches", (*Server).openAIList},
-		batchRoute{http.MethodGet, "/v1/batches/*", openAIBatches.get},
-		batchRoute{http.MethodPost, "/v1/batches/*/cancel", openAIBatches.cancel},
-	)
+		fileBatchRoutes("/v1", "/v1/batches", (*Server).openAICreate, (*Server).openAIList, openAIBatches)...)
 }
 
 var openAIBatches = fakeBatchAPI{protocol: "openai", authorized: (*Server).openAIAuthorized,
