@@ -240,11 +240,13 @@ estimate_from_chars <- function(record_chars, n_records, prompts, models, settin
   estimate_models <- lapply(seq_len(nrow(models)), function(i) {
     list(name = models$model[i], reps = reps[i], price_in = models$price_in[i], price_out = models$price_out[i],
       price_cached_in = models$price_cached_in[i] %||% NA_real_, price_cache_write = models$price_cache_write[i] %||% NA_real_,
-      cache_min_tokens = models$min_cache_tokens[i] %||% NA_integer_, settings = settings[[i]])
+      cache_min_tokens = models$min_cache_tokens[i] %||% NA_integer_, settings = settings[[i]],
+      price_batch_in = models$price_batch_in[i] %||% NA_real_, price_batch_cached_in = models$price_batch_cached_in[i] %||% NA_real_,
+      price_batch_out = models$price_batch_out[i] %||% NA_real_)
   })
   request <- list(op = "estimate", estimate = list(prompts = I(prompts), records = n_records, record_chars = record_chars,
     top_p_values = n_top_p, decision_description = decision_description, models = estimate_models,
-    cache = engine_cache()))
+    cache = engine_cache(), batch = !is.null(batch_request())))
   rows <- go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE)$meta$estimate
   data.frame(
     model = models$model,

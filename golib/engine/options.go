@@ -201,18 +201,7 @@ func (m ModelOptions) prices() screen.Prices {
 	return p
 }
 
-// batchPrices are the prices of the model's batch lines: its batch prices where model_prizes has
-// them, else the providers' rule (screen.BatchPrices).
+// batchPrices are the prices of the model's batch lines.
 func (m ModelOptions) batchPrices() screen.Prices {
-	p := screen.BatchPrices(m.prices())
-	for _, f := range []struct {
-		given *float64
-		price *float64
-		has   *bool
-	}{{m.PriceBatchIn, &p.In, &p.HasIn}, {m.PriceBatchCachedIn, &p.CachedIn, &p.HasCachedIn}, {m.PriceBatchOut, &p.Out, &p.HasOut}} {
-		if f.given != nil {
-			*f.price, *f.has = *f.given, true
-		}
-	}
-	return p
+	return screen.BatchPrices(m.prices(), m.PriceBatchIn, m.PriceBatchCachedIn, m.PriceBatchOut)
 }

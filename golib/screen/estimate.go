@@ -51,6 +51,8 @@ type EstimateInput struct {
 	Models      []EstimateModel `json:"models"`
 	// Cache: the run uses the providers' prompt caches (options(tabscreen.cache)).
 	Cache bool `json:"cache"`
+	// Batch: the run goes through the providers' batch APIs, at their batch prices.
+	Batch bool `json:"batch"`
 }
 
 // EstimateModel is one model of the estimate.
@@ -64,6 +66,10 @@ type EstimateModel struct {
 	PriceCachedIn   *float64 `json:"price_cached_in"`
 	PriceCacheWrite *float64 `json:"price_cache_write"`
 	CacheMinTokens  *float64 `json:"cache_min_tokens"`
+	// The batch prices (model_prizes' batch columns; null: half the standard ones).
+	PriceBatchIn       *float64 `json:"price_batch_in"`
+	PriceBatchCachedIn *float64 `json:"price_batch_cached_in"`
+	PriceBatchOut      *float64 `json:"price_batch_out"`
 	// Settings are the model's request settings (provider.ModelSettings): its allowance_effort,
 	// where the settings have that field, else its reasoning_effort sizes the reasoning of its
 	// answers (null: none).
@@ -125,6 +131,31 @@ func cacheCounts(m EstimateModel, promptTokens []float64, records, recordTokens,
 	return read, written
 }
 
+// atBatchPrices is the model with its prices those of a batch line (BatchPrices).
+func (m EstimateModel) atBatchPrices() EstimateModel {
+	var p Prices
+	for _, f := range []struct {
+		from *float64
+		to   *float64
+		has  *bool
+	}{{m.PriceIn, &p.In, &p.HasIn}, {m.PriceCachedIn, &p.CachedIn, &p.HasCachedIn},
+		{m.PriceCacheWrite, &p.CacheWrite, &p.HasCacheWrite}, {m.PriceOut, &p.Out, &p.HasOut}} {
+		if f.from != nil {
+			*f.to, *f.has = *f.from, true
+		}
+	}
+	b := BatchPrices(p, m.PriceBatchIn, m.PriceBatchCachedIn, m.PriceBatchOut)
+	price := func(v float64, has bool) *float64 {
+		if !has {
+			return nil
+		}
+		return &v
+	}
+	m.PriceIn, m.PriceCachedIn = price(b.In, b.HasIn), price(b.CachedIn, b.HasCachedIn)
+	m.PriceCacheWrite, m.PriceOut = price(b.CacheWrite, b.HasCacheWrite), price(b.Out, b.HasOut)
+	return m
+}
+
 // Estimate is the pre-run price estimate: input tokens about one per four characters of prompt
 // and record, plus about 150 tokens of tool schema and framing per request; output tokens from
 // CompletionAllowance.
@@ -137,6 +168,9 @@ func Estimate(in EstimateInput) []EstimateRow {
 	perPromptChars := promptChars*n + prompts*in.RecordChars
 	rows := make([]EstimateRow, len(in.Models))
 	for i, m := range in.Models {
+		if in.Batch {
+			m = m.atBatchPrices()
+		}
 		reps := float64(in.TopPs) * m.Reps
 		effort := m.effort()
 		r := EstimateRow{Model: m.Name, Requests: prompts * n * reps,

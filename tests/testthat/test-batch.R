@@ -60,6 +60,26 @@ test_that("batch lines are priced at the batch prices of the price table, half t
   expect_equal(res$price_data$output_price_dollar, sum(res$answer_data$completion_tokens) * 2 / 1e6)
 })
 
+test_that("the estimate before a batch screening is at the batch prices", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-estimate")
+  fake <- local_fake_provider(batches = TRUE, seed = 14)
+  d <- batch_records(5)
+  estimated <- function(expr) {
+    said <- character()
+    withCallingHandlers(expr, message = function(m) {
+      said <<- c(said, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+    as.numeric(sub(".*about \\$([0-9.]+).*", "\\1", grep("Estimated price", said, value = TRUE)))
+  }
+  args <- list(d, prompt = "Is this study about family therapy?", studyid = quote(studyid), title = quote(title),
+    abstract = quote(abstract), api_url = fake$url, progress = FALSE, messages = TRUE)
+  sync <- estimated(do.call(tabscreen_a.tools, args))
+  batch <- estimated(do.call(screen_batch, c(list(tabscreen_a.tools), args)))
+  expect_length(batch, 1)
+  expect_equal(batch, sync / 2, tolerance = 0.05)
+})
+
 test_that("failed, expired and vanished lines are submitted again until every job is answered once", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-faults")
   fake <- local_fake_provider(batches = TRUE, seed = 12, batch_fail = 0.05, batch_fail_zero = 0.02, batch_expire = 0.03,
