@@ -142,6 +142,37 @@ test_that("an R process killed while it waits leaves nothing to submit twice", {
   expect_equal(fake$stats()$batch$lines_received, 10)
 })
 
+test_that("Ctrl-C while waiting stops waiting: the batches run on and the same call collects them", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-interrupt")
+  fake <- local_fake_provider(batches = TRUE, seed = 15, batch_delay_ms = 3000)
+  store <- getOption("tabscreen.store")
+  child <- callr::r_bg(function(url, store, libs) {
+    .libPaths(libs)
+    library(tabscreen)
+    Sys.setenv(PROVIDER_A_API_KEY = "sk-test-batch-interrupt")
+    options(tabscreen.store = store)
+    d <- data.frame(studyid = 1:10, title = paste("Batch title", 1:10),
+      abstract = paste("Batch abstract about family therapy", 1:10))
+    res <- screen_batch(tabscreen_a.tools, d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = url, progress = FALSE, messages = FALSE)
+    list(class = class(res), pending = res$pending)
+  }, args = list(url = fake$url, store = store, libs = .libPaths()))
+  withr::defer(if (child$is_alive()) child$kill())
+  deadline <- Sys.time() + 60
+  while (fake$stats()$batch$created < 1 && Sys.time() < deadline) Sys.sleep(0.05)
+  Sys.sleep(0.5) # into the wait
+  child$interrupt() # SIGINT, as Ctrl-C sends
+  child$wait(30000)
+  out <- child$get_result()
+  expect_identical(out$class, "tabscreen_batch")
+  expect_equal(out$pending, 10)
+  expect_equal(fake$stats()$batch$cancelled %||% 0, 0)
+  res <- screen_batch_a(fake, batch_records(10))
+  expect_equal(nrow(res$answer_data), 10)
+  expect_equal(fake$stats()$batch$created, 1)
+  expect_equal(fake$stats()$batch$lines_received, 10)
+})
+
 test_that("lines that fail within max_tries go to error_data with their reason, and screen_errors() repairs them", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-errors")
   fake <- local_fake_provider(batches = TRUE, seed = 15, batch_fail = 0.3, batch_expire = 0.1)
