@@ -84,6 +84,9 @@ func (r *Run) dispatchBatch() {
 		return
 	}
 	b.byKey = make(map[string]int, len(r.jobs))
+	// A batch's lines are laid out for the prompt cache as the requests of a run are: providers
+	// read their caches within a batch too.
+	r.cache = newCacheLayout(r.opts, r.jobs, r.results)
 	var jobs []batch.Job
 	for i, j := range r.jobs {
 		if r.results[i].done {
@@ -91,7 +94,7 @@ func (r *Run) dispatchBatch() {
 		}
 		key := r.storeKey(j)
 		b.byKey[key] = i
-		req, err := r.adapter.Request(r.call(j))
+		req, err := r.adapter.Request(r.jobCall(i))
 		if err == nil {
 			var line []byte
 			if line, err = b.api.Line(fmt.Sprintf("j%d", i), req); err == nil {

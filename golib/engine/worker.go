@@ -52,10 +52,7 @@ func (r *Run) work(i int) {
 func (r *Run) runJob(i int, t *jobTrace) {
 	j := r.jobs[i]
 	res := &r.results[i]
-	call := r.call(j)
-	if r.cache != nil {
-		call.RecordReuse = int(r.cache.groupSize[r.cache.group[i]])
-	}
+	call := r.jobCall(i)
 	req, err := r.adapter.Request(call)
 	t.request = req.Body
 	if err != nil {
@@ -149,6 +146,15 @@ func (r *Run) runJob(i int, t *jobTrace) {
 			return
 		}
 	}
+}
+
+// jobCall is the call of job i, with how many requests share its whole question (the cache).
+func (r *Run) jobCall(i int) *provider.Call {
+	c := r.call(r.jobs[i])
+	if r.cache != nil {
+		c.RecordReuse = int(r.cache.groupSize[r.cache.group[i]])
+	}
+	return c
 }
 
 func (r *Run) call(j job) *provider.Call {

@@ -148,3 +148,20 @@ test_that("options(tabscreen.cache) must be TRUE or FALSE", {
   expect_error(screen_a(fake), class = "tabscreen_error_option")
   expect_equal(fake$stats()$requests_total, 0)
 })
+
+test_that("B in batches: the lines carry the breakpoints, and the cache cuts the batch price", {
+  withr::local_envvar(PROVIDER_B_API_KEY = "sk-ant-test-cache-batch")
+  withr::local_options(tabscreen.store = FALSE)
+  fake <- local_fake_provider(prompt_cache = TRUE, batches = TRUE)
+  batch_b <- function() {
+    screen_batch(tabscreen_b, test_records()[1:3, ], prompt = long_prompt, studyid = studyid, title = title,
+      abstract = abstract, api_url = fake$url_b, reps = 10, progress = FALSE, messages = FALSE)
+  }
+  on <- batch_b()
+  expect_null(on$error_data)
+  expect_gt(cache_of(on)$cached_input_tokens, 0)
+  withr::local_options(tabscreen.cache = FALSE)
+  off <- batch_b()
+  expect_equal(sum(cache_of(off)$cached_input_tokens), 0)
+  expect_lt(on$price_dollar, off$price_dollar / 2)
+})
