@@ -115,23 +115,31 @@ test_that("wait = FALSE returns after submitting, and the same call later collec
   expect_equal(fake$stats()$batch$lines_received, 8)
 })
 
-test_that("an R process killed while it waits leaves nothing to submit twice", {
-  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-kill")
-  fake <- local_fake_provider(batches = TRUE, seed = 14, batch_delay_ms = 2000)
-  store <- getOption("tabscreen.store")
-  child <- callr::r_bg(function(url, store, libs) {
+# Another R process that screens the 10 records of batch_records(10) as a batch of provider A
+# against `fake`, with the answer store of this one; returns it once the fake has created the
+# batch. The process's value is the class of what screen_batch() returned and its pending count.
+waiting_batch_process <- function(fake, key) {
+  child <- callr::r_bg(function(url, store, libs, key) {
     .libPaths(libs)
     library(tabscreen)
-    Sys.setenv(PROVIDER_A_API_KEY = "sk-test-batch-kill")
+    Sys.setenv(PROVIDER_A_API_KEY = key)
     options(tabscreen.store = store)
     d <- data.frame(studyid = 1:10, title = paste("Batch title", 1:10),
       abstract = paste("Batch abstract about family therapy", 1:10))
-    screen_batch(tabscreen_a.tools, d, prompt = "Is this study about family therapy?", studyid = studyid,
-      title = title, abstract = abstract, api_url = url, progress = FALSE)
-  }, args = list(url = fake$url, store = store, libs = .libPaths()))
-  withr::defer(if (child$is_alive()) child$kill())
+    res <- screen_batch(tabscreen_a.tools, d, prompt = "Is this study about family therapy?", studyid = studyid,
+      title = title, abstract = abstract, api_url = url, progress = FALSE, messages = FALSE)
+    list(class = class(res), pending = res$pending)
+  }, args = list(url = fake$url, store = getOption("tabscreen.store"), libs = .libPaths(), key = key))
+  withr::defer(if (child$is_alive()) child$kill(), envir = parent.frame())
   deadline <- Sys.time() + 60
   while (fake$stats()$batch$created < 1 && Sys.time() < deadline) Sys.sleep(0.05)
+  child
+}
+
+test_that("an R process killed while it waits leaves nothing to submit twice", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-kill")
+  fake <- local_fake_provider(batches = TRUE, seed = 14, batch_delay_ms = 2000)
+  child <- waiting_batch_process(fake, "sk-test-batch-kill")
   expect_equal(fake$stats()$batch$created, 1)
   child$kill() # SIGKILL: no handler runs
   expect_false(child$is_alive())
@@ -145,21 +153,7 @@ test_that("an R process killed while it waits leaves nothing to submit twice", {
 test_that("Ctrl-C while waiting stops waiting: the batches run on and the same call collects them", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-interrupt")
   fake <- local_fake_provider(batches = TRUE, seed = 15, batch_delay_ms = 3000)
-  store <- getOption("tabscreen.store")
-  child <- callr::r_bg(function(url, store, libs) {
-    .libPaths(libs)
-    library(tabscreen)
-    Sys.setenv(PROVIDER_A_API_KEY = "sk-test-batch-interrupt")
-    options(tabscreen.store = store)
-    d <- data.frame(studyid = 1:10, title = paste("Batch title", 1:10),
-      abstract = paste("Batch abstract about family therapy", 1:10))
-    res <- screen_batch(tabscreen_a.tools, d, prompt = "Is this study about family therapy?", studyid = studyid,
-      title = title, abstract = abstract, api_url = url, progress = FALSE, messages = FALSE)
-    list(class = class(res), pending = res$pending)
-  }, args = list(url = fake$url, store = store, libs = .libPaths()))
-  withr::defer(if (child$is_alive()) child$kill())
-  deadline <- Sys.time() + 60
-  while (fake$stats()$batch$created < 1 && Sys.time() < deadline) Sys.sleep(0.05)
+  child <- waiting_batch_process(fake, "sk-test-batch-interrupt")
   Sys.sleep(0.5) # into the wait
   child$interrupt() # SIGINT, as Ctrl-C sends
   child$wait(30000)
