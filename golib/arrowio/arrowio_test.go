@@ -337,7 +337,8 @@ func TestCol(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
+// addSeedStreams seeds a fuzz test with the streams of a few tables of every kind.
+func addSeedStreams(f *testing.F) {
 	for _, tab := range []*Table{allKinds(0, false), allKinds(5, true), NewTable(0)} {
 		b, err := Encode(tab)
 		if err != nil {
@@ -345,6 +346,10 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(b)
 	}
+}
+
+func FuzzDecode(f *testing.F) {
+	addSeedStreams(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		tab, err := DecodeWithAllocator(b, mem)
