@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tabscreen/tabscreen/golib/screen"
+)
 
 func TestBatchPricesComeFromTheModelsBatchColumns(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
@@ -10,9 +14,9 @@ func TestBatchPricesComeFromTheModelsBatchColumns(t *testing.T) {
 		wantIn, wantCached float64
 		wantOut, wantWrite float64
 	}{
-		{"the columns win", ModelOptions{PriceIn: f(1), PriceCachedIn: f(0.1), PriceOut: f(5), PriceCacheWrite: f(1.25),
-			PriceBatchIn: f(0.4), PriceBatchCachedIn: f(0.04), PriceBatchOut: f(2)}, 0.4, 0.04, 2, 0.625},
-		{"without them, half the standard", ModelOptions{PriceIn: f(1), PriceCachedIn: f(0.1), PriceOut: f(5), PriceCacheWrite: f(1.25)},
+		{"the columns win", ModelOptions{ModelPrices: screen.ModelPrices{PriceIn: f(1), PriceCachedIn: f(0.1), PriceOut: f(5),
+			PriceCacheWrite: f(1.25), PriceBatchIn: f(0.4), PriceBatchCachedIn: f(0.04), PriceBatchOut: f(2)}}, 0.4, 0.04, 2, 0.625},
+		{"without them, half the standard", ModelOptions{ModelPrices: screen.ModelPrices{PriceIn: f(1), PriceCachedIn: f(0.1), PriceOut: f(5), PriceCacheWrite: f(1.25)}},
 			0.5, 0.05, 2.5, 0.625},
 	}
 	for _, tc := range cases {

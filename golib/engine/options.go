@@ -70,22 +70,15 @@ type ResultOptions struct {
 
 // ModelOptions are one model's settings, from the rules table on the R side.
 type ModelOptions struct {
-	Name            string   `json:"name"`
-	Reps            int      `json:"reps"`
-	RPM             float64  `json:"rpm"`
-	ReasoningEffort *string  `json:"reasoning_effort"`
-	Verbosity       *string  `json:"verbosity"`
-	SendTopP        *bool    `json:"send_top_p"`
-	Thinking        *string  `json:"thinking"`
-	ForcedTool      *bool    `json:"forced_tool"`
-	PriceIn         *float64 `json:"price_in"`
-	PriceCachedIn   *float64 `json:"price_cached_in"`
-	PriceCacheWrite *float64 `json:"price_cache_write"`
-	PriceOut        *float64 `json:"price_out"`
-	// The prices of a batch line (model_prizes' batch columns); null: half the standard prices.
-	PriceBatchIn       *float64 `json:"price_batch_in"`
-	PriceBatchCachedIn *float64 `json:"price_batch_cached_in"`
-	PriceBatchOut      *float64 `json:"price_batch_out"`
+	Name            string  `json:"name"`
+	Reps            int     `json:"reps"`
+	RPM             float64 `json:"rpm"`
+	ReasoningEffort *string `json:"reasoning_effort"`
+	Verbosity       *string `json:"verbosity"`
+	SendTopP        *bool   `json:"send_top_p"`
+	Thinking        *string `json:"thinking"`
+	ForcedTool      *bool   `json:"forced_tool"`
+	screen.ModelPrices
 }
 
 // BuiltinOptions choose the built-in tool.
@@ -184,24 +177,7 @@ func (m ModelOptions) estimator(description bool) *estimator {
 	return &estimator{allowance: screen.CompletionAllowance(effort, description)}
 }
 
-func (m ModelOptions) prices() screen.Prices {
-	var p screen.Prices
-	if m.PriceIn != nil {
-		p.In, p.HasIn = *m.PriceIn, true
-	}
-	if m.PriceCachedIn != nil {
-		p.CachedIn, p.HasCachedIn = *m.PriceCachedIn, true
-	}
-	if m.PriceCacheWrite != nil {
-		p.CacheWrite, p.HasCacheWrite = *m.PriceCacheWrite, true
-	}
-	if m.PriceOut != nil {
-		p.Out, p.HasOut = *m.PriceOut, true
-	}
-	return p
-}
+func (m ModelOptions) prices() screen.Prices { return m.Prices(false) }
 
 // batchPrices are the prices of the model's batch lines.
-func (m ModelOptions) batchPrices() screen.Prices {
-	return screen.BatchPrices(m.prices(), m.PriceBatchIn, m.PriceBatchCachedIn, m.PriceBatchOut)
-}
+func (m ModelOptions) batchPrices() screen.Prices { return m.Prices(true) }

@@ -57,8 +57,7 @@ func fingerprint(o *Options, recs Records) string {
 	}
 	decisive.Models = make([]ModelOptions, len(o.Models))
 	for i, m := range o.Models {
-		m.RPM, m.PriceIn, m.PriceCachedIn, m.PriceCacheWrite, m.PriceOut = 0, nil, nil, nil, nil
-		m.PriceBatchIn, m.PriceBatchCachedIn, m.PriceBatchOut = nil, nil, nil
+		m.RPM, m.ModelPrices = 0, screen.ModelPrices{}
 		decisive.Models[i] = m
 	}
 	h := sha256.New()

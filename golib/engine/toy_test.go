@@ -112,7 +112,7 @@ func TestToyProviderScreensThroughTheEngine(t *testing.T) {
 	tries, rpm, in, out := 3, 600000.0, 1.0, 2.0
 	path := filepath.Join(t.TempDir(), "toy.sqlite")
 	o := &engine.Options{Provider: "t", APIURL: srv.URL, Prompts: []string{"Toy?"}, Role: "user", RPM: &rpm,
-		Models:   []engine.ModelOptions{{Name: "toy-1", Reps: 2, RPM: rpm, PriceIn: &in, PriceOut: &out}},
+		Models:   []engine.ModelOptions{{Name: "toy-1", Reps: 2, RPM: rpm, ModelPrices: screen.ModelPrices{PriceIn: &in, PriceOut: &out}}},
 		Builtin:  engine.BuiltinOptions{Overinclusive: true},
 		MaxTries: &tries, Timeout: 5, Store: &engine.StoreOptions{Path: path}}
 	recs := engine.Records{Titles: []string{"a", "bb", "ccc"}, Abstracts: []string{"x", "y", "z"}}

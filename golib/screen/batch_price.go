@@ -12,14 +12,8 @@ func BatchPrices(p Prices, batchIn, batchCachedIn, batchOut *float64) Prices {
 	p.CachedIn *= BatchDiscount
 	p.CacheWrite *= BatchDiscount
 	p.Out *= BatchDiscount
-	for _, given := range []struct {
-		price *float64
-		to    *float64
-		has   *bool
-	}{{batchIn, &p.In, &p.HasIn}, {batchCachedIn, &p.CachedIn, &p.HasCachedIn}, {batchOut, &p.Out, &p.HasOut}} {
-		if given.price != nil {
-			*given.to, *given.has = *given.price, true
-		}
-	}
+	setPrice(&p.In, &p.HasIn, batchIn)
+	setPrice(&p.CachedIn, &p.HasCachedIn, batchCachedIn)
+	setPrice(&p.Out, &p.HasOut, batchOut)
 	return p
 }

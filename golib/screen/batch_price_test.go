@@ -16,7 +16,7 @@ func TestBatchPricesAreHalfTheStandard(t *testing.T) {
 func TestEstimateAtBatchPrices(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	in := EstimateInput{Prompts: []string{"Include?"}, Records: 100, RecordChars: 100 * 2000, TopPs: 1,
-		Models: []EstimateModel{{Name: "m", Reps: 2, PriceIn: f(1), PriceOut: f(4)}}}
+		Models: []EstimateModel{{Name: "m", Reps: 2, ModelPrices: ModelPrices{PriceIn: f(1), PriceOut: f(4)}}}}
 	standard := Estimate(in)[0].Price
 	in.Batch = true
 	if half := Estimate(in)[0].Price; *half != *standard/2 {

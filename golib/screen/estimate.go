@@ -57,19 +57,12 @@ type EstimateInput struct {
 
 // EstimateModel is one model of the estimate.
 type EstimateModel struct {
-	Name     string   `json:"name"`
-	Reps     float64  `json:"reps"`
-	PriceIn  *float64 `json:"price_in"`
-	PriceOut *float64 `json:"price_out"`
-	// The cache's prices (null: the input price) and the model's minimum cacheable prefix (null:
-	// DefaultCacheMinTokens).
-	PriceCachedIn   *float64 `json:"price_cached_in"`
-	PriceCacheWrite *float64 `json:"price_cache_write"`
-	CacheMinTokens  *float64 `json:"cache_min_tokens"`
-	// The batch prices (model_prizes' batch columns; null: half the standard ones).
-	PriceBatchIn       *float64 `json:"price_batch_in"`
-	PriceBatchCachedIn *float64 `json:"price_batch_cached_in"`
-	PriceBatchOut      *float64 `json:"price_batch_out"`
+	Name string  `json:"name"`
+	Reps float64 `json:"reps"`
+	// The prices (a cache price null: the input price).
+	ModelPrices
+	// The model's minimum cacheable prefix (null: DefaultCacheMinTokens).
+	CacheMinTokens *float64 `json:"cache_min_tokens"`
 	// Settings are the model's request settings (provider.ModelSettings): its allowance_effort,
 	// where the settings have that field, else its reasoning_effort sizes the reasoning of its
 	// answers (null: none).
@@ -131,31 +124,6 @@ func cacheCounts(m EstimateModel, promptTokens []float64, records, recordTokens,
 	return read, written
 }
 
-// atBatchPrices is the model with its prices those of a batch line (BatchPrices).
-func (m EstimateModel) atBatchPrices() EstimateModel {
-	var p Prices
-	for _, f := range []struct {
-		from *float64
-		to   *float64
-		has  *bool
-	}{{m.PriceIn, &p.In, &p.HasIn}, {m.PriceCachedIn, &p.CachedIn, &p.HasCachedIn},
-		{m.PriceCacheWrite, &p.CacheWrite, &p.HasCacheWrite}, {m.PriceOut, &p.Out, &p.HasOut}} {
-		if f.from != nil {
-			*f.to, *f.has = *f.from, true
-		}
-	}
-	b := BatchPrices(p, m.PriceBatchIn, m.PriceBatchCachedIn, m.PriceBatchOut)
-	price := func(v float64, has bool) *float64 {
-		if !has {
-			return nil
-		}
-		return &v
-	}
-	m.PriceIn, m.PriceCachedIn = price(b.In, b.HasIn), price(b.CachedIn, b.HasCachedIn)
-	m.PriceCacheWrite, m.PriceOut = price(b.CacheWrite, b.HasCacheWrite), price(b.Out, b.HasOut)
-	return m
-}
-
 // Estimate is the pre-run price estimate: input tokens about one per four characters of prompt
 // and record, plus about 150 tokens of tool schema and framing per request; output tokens from
 // CompletionAllowance.
@@ -168,9 +136,6 @@ func Estimate(in EstimateInput) []EstimateRow {
 	perPromptChars := promptChars*n + prompts*in.RecordChars
 	rows := make([]EstimateRow, len(in.Models))
 	for i, m := range in.Models {
-		if in.Batch {
-			m = m.atBatchPrices()
-		}
 		reps := float64(in.TopPs) * m.Reps
 		effort := m.effort()
 		r := EstimateRow{Model: m.Name, Requests: prompts * n * reps,
@@ -183,16 +148,10 @@ func Estimate(in EstimateInput) []EstimateRow {
 			}
 			r.CachedTokens, r.CacheWriteTokens = cacheCounts(m, promptTokens, n, in.RecordChars/n/4, reps)
 		}
-		if m.PriceIn != nil && m.PriceOut != nil {
-			cachedRate, writeRate := *m.PriceIn, *m.PriceIn
-			if m.PriceCachedIn != nil {
-				cachedRate = *m.PriceCachedIn
-			}
-			if m.PriceCacheWrite != nil {
-				writeRate = *m.PriceCacheWrite
-			}
+		if prices := m.Prices(in.Batch); prices.HasIn && prices.HasOut {
+			cachedRate, writeRate := prices.cacheRates()
 			fresh := r.InputTokens - r.CachedTokens - r.CacheWriteTokens
-			p := (fresh**m.PriceIn + r.CachedTokens*cachedRate + r.CacheWriteTokens*writeRate + r.OutputTokens**m.PriceOut) / 1e6
+			p := (fresh*prices.In + r.CachedTokens*cachedRate + r.CacheWriteTokens*writeRate + r.OutputTokens*prices.Out) / 1e6
 			r.Price = &p
 		}
 		rows[i] = r

@@ -38,7 +38,7 @@ func TestEstimateCountsCharactersSchemaAndReps(t *testing.T) {
 	}
 	rows := Estimate(EstimateInput{Prompts: []string{"12345678"}, Records: 2, RecordChars: 435, TopPs: 1,
 		Models: []EstimateModel{
-			{Name: "a", Reps: 2, PriceIn: &in, PriceOut: &out, Settings: settings(`{"reasoning_effort":"none"}`)},
+			{Name: "a", Reps: 2, ModelPrices: ModelPrices{PriceIn: &in, PriceOut: &out}, Settings: settings(`{"reasoning_effort":"none"}`)},
 			{Name: "b", Reps: 1, Settings: settings(`{"reasoning_effort":"high","allowance_effort":null}`)},
 			{Name: "c", Reps: 1, Settings: settings(`{"reasoning_effort":null,"allowance_effort":"medium"}`)},
 		}})
@@ -82,8 +82,8 @@ func TestEstimateCountsCacheReadsAndWrites(t *testing.T) {
 	long := string(make([]byte, 5400)) // 1,350 + 150 tokens of prompt and schema: one prompt of 1,500
 	minB := 512.0
 	model := func(reps float64) EstimateModel {
-		return EstimateModel{Name: "m", Reps: reps, PriceIn: &in, PriceOut: &out, PriceCachedIn: &cached,
-			PriceCacheWrite: &write, CacheMinTokens: &minB}
+		return EstimateModel{Name: "m", Reps: reps, ModelPrices: ModelPrices{PriceIn: &in, PriceOut: &out,
+			PriceCachedIn: &cached, PriceCacheWrite: &write}, CacheMinTokens: &minB}
 	}
 	cases := []struct {
 		name          string

@@ -21,6 +21,58 @@ type Prices struct {
 	HasIn, HasCachedIn, HasCacheWrite, HasOut bool
 }
 
+// ModelPrices are a model's prices as R sends them (USD per million tokens; null: unknown), in the
+// run options and in the estimate's request.
+type ModelPrices struct {
+	PriceIn         *float64 `json:"price_in"`
+	PriceCachedIn   *float64 `json:"price_cached_in"`
+	PriceCacheWrite *float64 `json:"price_cache_write"`
+	PriceOut        *float64 `json:"price_out"`
+	// The prices of a batch line (model_prizes' batch columns); null: half the standard prices.
+	PriceBatchIn       *float64 `json:"price_batch_in"`
+	PriceBatchCachedIn *float64 `json:"price_batch_cached_in"`
+	PriceBatchOut      *float64 `json:"price_batch_out"`
+}
+
+// Prices are the model's prices of a request, or of a batch line when batch.
+func (m ModelPrices) Prices(batch bool) Prices {
+	p := PricesOf(m.PriceIn, m.PriceCachedIn, m.PriceCacheWrite, m.PriceOut)
+	if batch {
+		p = BatchPrices(p, m.PriceBatchIn, m.PriceBatchCachedIn, m.PriceBatchOut)
+	}
+	return p
+}
+
+// PricesOf are the prices given as nullable numbers (the run options', the estimate's): nil is
+// unknown.
+func PricesOf(in, cachedIn, cacheWrite, out *float64) Prices {
+	var p Prices
+	setPrice(&p.In, &p.HasIn, in)
+	setPrice(&p.CachedIn, &p.HasCachedIn, cachedIn)
+	setPrice(&p.CacheWrite, &p.HasCacheWrite, cacheWrite)
+	setPrice(&p.Out, &p.HasOut, out)
+	return p
+}
+
+// setPrice sets a price when one is given.
+func setPrice(price *float64, has *bool, given *float64) {
+	if given != nil {
+		*price, *has = *given, true
+	}
+}
+
+// cacheRates are the prices of cache reads and writes: their own when known, else the input price.
+func (p Prices) cacheRates() (read, write float64) {
+	read, write = p.In, p.In
+	if p.HasCachedIn {
+		read = p.CachedIn
+	}
+	if p.HasCacheWrite {
+		write = p.CacheWrite
+	}
+	return read, write
+}
+
 // CacheSaving is what the cache saved on a usage: its cache reads and writes at the input price,
 // less what they cost at their own prices (a write costs more than input, so alone it saves less
 // than nothing). ok is false when the input price is unknown.
@@ -46,13 +98,7 @@ func (p Prices) Cost(u Usage) (in, out float64, ok bool) {
 	if !p.HasIn || !p.HasOut {
 		return 0, 0, false
 	}
-	cachedRate, writeRate := p.In, p.In
-	if p.HasCachedIn {
-		cachedRate = p.CachedIn
-	}
-	if p.HasCacheWrite {
-		writeRate = p.CacheWrite
-	}
+	cachedRate, writeRate := p.cacheRates()
 	cached := min(u.Cached, u.Prompt)
 	written := min(u.CacheWrite, u.Prompt-cached)
 	fresh := u.Prompt - cached - written
