@@ -361,7 +361,7 @@ func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 		if i == 50 {
 			fc.Advance(80 * time.Millisecond) // a stalled sender, then a rush to catch up
 		}
-		if err := drive(fc, func() error { return p.wait(ctx) }); err != nil {
+		if err := drive(fc, func() error { _, err := p.wait(ctx); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -660,4 +660,57 @@ func mustAnswers(t *testing.T, r *Run) *arrowio.Table {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// The window starts when a request was written, not when it was let go: a request that had to
+// open a connection first reaches the provider later, and the request a window after it must too.
+func TestPacerCountsTheWindowFromTheWrite(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(t0)
+	p := newPacer(600, fc) // 10 per second
+	var tickets []ticket
+	var times []time.Time
+	p.observe = func(at time.Time) { times = append(times, at) }
+	admit := func() {
+		if err := drive(fc, func() error {
+			tk, err := p.wait(context.Background())
+			tickets = append(tickets, tk)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admit()
+	fc.Advance(50 * time.Millisecond)
+	tickets[0].wrote() // written 50 ms after its admission
+	for i := 1; i <= 10; i++ {
+		admit()
+	}
+	if want := t0.Add(50*time.Millisecond + time.Second + windowGuard); !times[10].Equal(want) {
+		t.Errorf("admission 10 at %v, want %v", times[10].Sub(t0), want.Sub(t0))
+	}
+	// A ticket whose entry the ring has reused changes nothing.
+	before := append([]sentAt(nil), p.sent...)
+	tickets[0].wrote()
+	for i := range before {
+		if before[i] != p.sent[i] {
+			t.Fatalf("a stale ticket moved entry %d", i)
+		}
+	}
+}
+
+// Each 429 doubles the window's guard, up to its cap.
+func TestPacerWidensItsGuardAfterARefusal(t *testing.T) {
+	p := newPacer(6000, clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)))
+	want := []time.Duration{2 * windowGuard, 4 * windowGuard, 8 * windowGuard, 16 * windowGuard, maxWindowGuard, maxWindowGuard}
+	for i, w := range want {
+		p.refused()
+		if p.guard != w || p.window != time.Second+w {
+			t.Fatalf("after %d refusals: guard %v window %v, want %v", i+1, p.guard, p.window, w)
+		}
+	}
+	p.follow(600) // a new limit keeps the widened guard
+	if p.window != time.Second+maxWindowGuard {
+		t.Fatalf("after follow: window %v", p.window)
+	}
 }

@@ -11,20 +11,31 @@ import (
 	"github.com/tabscreen/tabscreen/golib/clock"
 )
 
-// windowGuard is the margin added to the provider's one-second window: a request admitted exactly
-// one window after another may arrive a little closer to it, delayed by scheduling on the way out.
-const windowGuard = 20 * time.Millisecond
+// windowGuard is the margin first added to the provider's one-second window: a request written
+// exactly one window after another may arrive a little closer to it, delayed on the way in (the
+// provider's scheduling, a pause of its collector). Each 429 doubles it, up to maxWindowGuard: a
+// provider (or a machine) that delays requests more gets a wider margin, and the quick ones lose
+// no more than half a percent of their limit.
+const (
+	windowGuard    = 5 * time.Millisecond
+	maxWindowGuard = 80 * time.Millisecond
+)
 
 // pacer keeps requests within an rpm limit the way providers count it: at most rpm/60 requests in
 // any one-second window. The token bucket spreads requests evenly; the window check stops the
-// bunching that follows a delayed goroutine, which the bucket alone would let through.
+// bunching that follows a delayed goroutine, which the bucket alone would let through. The window
+// is measured from when each request was written to its connection, not from when it was let go:
+// a request that first had to open a connection, or whose goroutine waited for a thread, reaches
+// the provider later than its admission, and the window must start there.
 type pacer struct {
 	clock   clock.Clock
 	limiter *rate.Limiter
 	mu      sync.Mutex
-	sent    []time.Time // admission times of the last len(sent) requests, as a ring
+	sent    []sentAt // the last len(sent) requests, as a ring
 	next    int
-	window  time.Duration
+	seq     uint64        // admissions so far; a ticket's seq finds its entry until the ring reuses it
+	window  time.Duration // the provider's window plus guard
+	guard   time.Duration
 	user    float64 // the user's rpm
 	rpm     float64 // the rpm followed: the user's, or the provider's when it reports a lower limit
 	// tokens paces by tokens per minute.
@@ -33,13 +44,26 @@ type pacer struct {
 	observe func(time.Time)
 }
 
+// sentAt is when a request was admitted, moved to when it was written once that is known.
+type sentAt struct {
+	at  time.Time
+	seq uint64
+}
+
+// ticket names an admitted request, to tell the pacer when it was written.
+type ticket struct {
+	p   *pacer
+	seq uint64
+}
+
 func newPacer(rpm float64, c clock.Clock) *pacer {
 	perWindow, window := pacerWindow(rpm)
 	return &pacer{
 		clock:   c,
 		limiter: rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1),
-		sent:    make([]time.Time, perWindow),
-		window:  window,
+		sent:    make([]sentAt, perWindow),
+		window:  window + windowGuard,
+		guard:   windowGuard,
 		user:    rpm,
 		rpm:     rpm,
 		tokens:  newTokenBudget(0, c),
@@ -49,7 +73,20 @@ func newPacer(rpm float64, c clock.Clock) *pacer {
 // pacerWindow is how many requests an rpm limit admits in one window, and the window's length.
 func pacerWindow(rpm float64) (int, time.Duration) {
 	perWindow := math.Max(1, math.Floor(rpm/60))
-	return int(perWindow), time.Duration(perWindow*60/rpm*float64(time.Second)) + windowGuard
+	return int(perWindow), time.Duration(perWindow * 60 / rpm * float64(time.Second))
+}
+
+// refused widens the window's guard after a 429: requests reach this provider less evenly than
+// they leave.
+func (p *pacer) refused() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.guard >= maxWindowGuard {
+		return
+	}
+	p.window -= p.guard
+	p.guard = min(2*p.guard, maxWindowGuard)
+	p.window += p.guard
 }
 
 // follow paces by the lower of the user's rpm and the limit the provider reports, as it changes.
@@ -64,19 +101,19 @@ func (p *pacer) follow(reported float64) {
 	p.limiter.SetLimitAt(p.clock.Now(), rate.Limit(rpm/60*rateMargin))
 	perWindow, window := pacerWindow(rpm)
 	// The ring keeps the latest admissions that fit, oldest first.
-	old := make([]time.Time, 0, len(p.sent))
+	old := make([]sentAt, 0, len(p.sent))
 	for i := range p.sent {
-		if t := p.sent[(p.next+i)%len(p.sent)]; !t.IsZero() {
-			old = append(old, t)
+		if e := p.sent[(p.next+i)%len(p.sent)]; !e.at.IsZero() {
+			old = append(old, e)
 		}
 	}
 	if len(old) > perWindow {
 		old = old[len(old)-perWindow:]
 	}
-	p.sent = make([]time.Time, perWindow)
+	p.sent = make([]sentAt, perWindow)
 	copy(p.sent, old)
 	p.next = len(old) % perWindow
-	p.window = window
+	p.window = window + p.guard
 }
 
 // followed is the rpm the pacer follows (tests).
@@ -87,30 +124,52 @@ func (p *pacer) followed() float64 {
 }
 
 // wait blocks until one more request may start.
-func (p *pacer) wait(ctx context.Context) error {
+func (p *pacer) wait(ctx context.Context) (ticket, error) {
 	now := p.clock.Now()
 	res := p.limiter.ReserveN(now, 1)
 	if err := clock.Sleep(ctx, p.clock, res.DelayFrom(now)); err != nil {
 		res.CancelAt(p.clock.Now())
-		return err
+		return ticket{}, err
 	}
 	for {
 		p.mu.Lock()
 		now := p.clock.Now()
-		oldest := p.sent[p.next]
+		oldest := p.sent[p.next].at
 		if oldest.IsZero() || now.Sub(oldest) >= p.window {
-			p.sent[p.next] = now
+			p.seq++
+			seq := p.seq
+			p.sent[p.next] = sentAt{at: now, seq: seq}
 			p.next = (p.next + 1) % len(p.sent)
 			if p.observe != nil {
 				p.observe(now)
 			}
 			p.mu.Unlock()
-			return nil
+			return ticket{p: p, seq: seq}, nil
 		}
 		d := p.window - now.Sub(oldest)
 		p.mu.Unlock()
 		if err := clock.Sleep(ctx, p.clock, d); err != nil {
-			return err
+			return ticket{}, err
 		}
+	}
+}
+
+// wrote moves the request's entry to the time it was written, while the ring still holds it.
+func (t ticket) wrote() {
+	p := t.p
+	if p == nil {
+		return
+	}
+	now := p.clock.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := uint64(len(p.sent))
+	if p.seq-t.seq >= n {
+		return
+	}
+	// The latest admission sits just before next; admission seq, p.seq-seq places before that.
+	i := (p.next + len(p.sent) - int(p.seq-t.seq) - 1) % len(p.sent)
+	if e := &p.sent[i]; e.seq == t.seq && now.After(e.at) {
+		e.at = now
 	}
 }

@@ -128,7 +128,7 @@ func TestPacerFollowsReportedRequestLimits(t *testing.T) {
 			t.Fatalf("%v: follows %v, want %v", tc.reported, got, tc.want)
 		}
 		for i := 0; i < 3*int(tc.want/60); i++ {
-			if err := drive(fc, func() error { return p.wait(context.Background()) }); err != nil {
+			if err := drive(fc, func() error { _, err := p.wait(context.Background()); return err }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -151,7 +151,7 @@ func TestPacerKeepsItsWindowWhenTheLimitDrops(t *testing.T) {
 		if i == 120 {
 			p.follow(600)
 		}
-		if err := drive(fc, func() error { return p.wait(context.Background()) }); err != nil {
+		if err := drive(fc, func() error { _, err := p.wait(context.Background()); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
+	"net/http/httptrace"
 	"time"
 
 	"github.com/tabscreen/tabscreen/golib/clock"
@@ -73,7 +74,8 @@ func (r *Run) runJob(i int, t *jobTrace) {
 	rule := requestRule(req.Body)
 	for {
 		est := r.estimators[j.model].estimate(rule)
-		if err := r.waitTurn(j, est); err != nil {
+		turn, err := r.waitTurn(j, est)
+		if err != nil {
 			r.fail(res, "not sent: "+r.causeText())
 			return
 		}
@@ -82,7 +84,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		}
 		tries++
 		res.attempts++
-		a := r.send(req)
+		a := r.send(req, turn)
 		t.last = a
 		var out provider.Outcome
 		answered := a.err == nil && a.status >= 200 && a.status < 300
@@ -118,6 +120,9 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				return
 			}
 		default:
+			if a.status == http.StatusTooManyRequests {
+				r.pacers[j.model].refused()
+			}
 			f = r.adapter.Classify(provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
 			if f.Verdict == provider.StopRun {
 				r.stopRun(provider.Stop{Class: f.Class, Message: f.Message})
@@ -182,23 +187,23 @@ func (r *Run) seed() int64 {
 
 // waitTurn waits out a run-wide pause (a 429 told us to hold off), then the pacer's tokens (est
 // of them) and requests.
-func (r *Run) waitTurn(j job, est float64) error {
+func (r *Run) waitTurn(j job, est float64) (ticket, error) {
 	if until := r.pauseUntil.Load(); until > 0 {
 		if d := time.Unix(0, until).Sub(r.clock.Now()); d > 0 {
 			if err := r.sleepCtx(d); err != nil {
-				return err
+				return ticket{}, err
 			}
 		}
 	}
 	p := r.pacers[j.model]
 	if err := p.tokens.take(r.ctx, est); err != nil {
-		return err
+		return ticket{}, err
 	}
-	if err := p.wait(r.ctx); err != nil {
+	t, err := p.wait(r.ctx)
+	if err != nil {
 		p.tokens.settle(est, 0)
-		return err
 	}
-	return nil
+	return t, err
 }
 
 // account settles an attempt's token estimate (est, of rule input tokens by the estimate's rule)
@@ -220,11 +225,13 @@ func (r *Run) account(j job, rule, est float64, a attempt, answered bool, u scre
 	p.followHeaders(r.adapter.RateState(a.headers, a.at).Info)
 }
 
-func (r *Run) send(req provider.Request) attempt {
+// send posts a request; the pacer learns when it was written, where the provider's window starts.
+func (r *Run) send(req provider.Request, turn ticket) attempt {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	start := r.clock.Now()
-	resp, err := r.client.R().SetContext(r.ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
+	ctx := httptrace.WithClientTrace(r.ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { turn.wrote() }})
+	resp, err := r.client.R().SetContext(ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
 	at := r.clock.Now()
 	a := attempt{took: at.Sub(start), at: at, err: err}
 	if err == nil {
