@@ -1,7 +1,7 @@
 # The run loop. Go runs the screening on its own threads; R starts it, then polls it from the main
-# thread every `poll_interval` seconds: that is where the progress bar moves, where the user's R
-# callbacks (is_transient, backoff, after) are evaluated, and where Ctrl-C is caught. Go never
-# calls R.
+# thread at least every `poll_interval` seconds (Go answers a poll early when the run ends or has a
+# callback for R): that is where the progress bar moves, where the user's R callbacks
+# (is_transient, backoff, after) are evaluated, and where Ctrl-C is caught. Go never calls R.
 
 poll_interval <- 0.05
 
@@ -52,10 +52,11 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   repeat {
     state <- tryCatch(
       {
-        st <- go_call(C_run_poll, handle, simplify = FALSE, call = call)$meta
+        st <- go_call(C_run_poll, handle, poll_interval, simplify = FALSE, call = call)$meta
         answer_callbacks(handle, st$callbacks, callbacks)
         if (progress) bar <- show_progress(bar, st)
-        if (!identical(st$state, "finished")) Sys.sleep(poll_interval)
+        # Go waited for the run; this short sleep is where R takes a Ctrl-C pressed meanwhile.
+        if (!identical(st$state, "finished")) Sys.sleep(0.001)
         st
       },
       interrupt = function(cnd) {

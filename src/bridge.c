@@ -88,11 +88,13 @@ SEXP C_run_start(SEXP records, SEXP options, SEXP api_key) {
   return finish(&o);
 }
 
-SEXP C_run_poll(SEXP handle) {
+SEXP C_run_poll(SEXP handle, SEXP wait) {
   int64_t h = handle_arg(handle);
+  if (TYPEOF(wait) != REALSXP || XLENGTH(wait) != 1 || !R_FINITE(REAL(wait)[0]) || REAL(wait)[0] < 0 || REAL(wait)[0] > 1)
+    Rf_error("the poll's wait must be a number of seconds between 0 and 1");
   go_out o = {0};
   ts_protect_signal_handlers();
-  o.status = TsRunPoll(h, &o.json);
+  o.status = TsRunPoll(h, REAL(wait)[0], &o.json);
   return finish(&o);
 }
 

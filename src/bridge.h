@@ -2,7 +2,7 @@
 #define TABSCREEN_BRIDGE_H
 #include <Rinternals.h>
 SEXP C_run_start(SEXP records, SEXP options, SEXP api_key);
-SEXP C_run_poll(SEXP handle);
+SEXP C_run_poll(SEXP handle, SEXP wait);
 SEXP C_run_reply(SEXP handle, SEXP replies);
 SEXP C_run_cancel(SEXP handle);
 SEXP C_run_result(SEXP handle, SEXP merge);

@@ -8,7 +8,7 @@
 
 static const R_CallMethodDef call_methods[] = {
   {"C_run_start", (DL_FUNC)&C_run_start, 3},
-  {"C_run_poll", (DL_FUNC)&C_run_poll, 1},
+  {"C_run_poll", (DL_FUNC)&C_run_poll, 2},
   {"C_run_reply", (DL_FUNC)&C_run_reply, 2},
   {"C_run_cancel", (DL_FUNC)&C_run_cancel, 1},
   {"C_run_result", (DL_FUNC)&C_run_result, 2},

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
@@ -103,14 +104,18 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})
 }
 
+// TsRunPoll reports a run's progress once it has finished or posted a callback for R, or after
+// wait seconds: R's loop waits here rather than in Sys.sleep(), so that it sees the end of a run
+// when it comes, not up to a poll interval later.
+//
 //export TsRunPoll
-func TsRunPoll(handle C.int64_t, doc **C.char) (status C.int) {
+func TsRunPoll(handle C.int64_t, wait C.double, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	run, err := lookup(handle)
 	if err != nil {
 		return fail(doc, "tabscreen_error_handle", err)
 	}
-	return succeed(doc, run.Poll())
+	return succeed(doc, run.PollWithin(time.Duration(float64(wait)*float64(time.Second))))
 }
 
 //export TsRunReply

@@ -66,6 +66,13 @@ func (q *callbackQueue) take() []*Callback {
 	return out
 }
 
+// waiting reports whether a callback is waiting to be shown to R.
+func (q *callbackQueue) waiting() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.fresh) > 0
+}
+
 func (q *callbackQueue) answer(replies []CallbackReply) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -376,7 +376,7 @@ func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 	}
 	// On the fake clock the window is exact: the 101st admission never within 1 s + guard of the first.
 	for i := 100; i < len(times); i++ {
-		if d := times[i].Sub(times[i-100]); d < time.Second+windowGuard {
+		if d := times[i].Sub(times[i-100]); d < time.Second+minWindowGuard {
 			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
 		}
 	}
@@ -683,10 +683,12 @@ func TestPacerCountsTheWindowFromTheWrite(t *testing.T) {
 	admit()
 	fc.Advance(50 * time.Millisecond)
 	tickets[0].wrote() // written 50 ms after its admission
-	for i := 1; i <= 10; i++ {
+	for i := 1; i < 10; i++ {
 		admit()
 	}
-	if want := t0.Add(50*time.Millisecond + time.Second + windowGuard); !times[10].Equal(want) {
+	guard := p.guard
+	admit()
+	if want := t0.Add(50*time.Millisecond + time.Second + guard); !times[10].Equal(want) {
 		t.Errorf("admission 10 at %v, want %v", times[10].Sub(t0), want.Sub(t0))
 	}
 	// A ticket whose entry the ring has reused changes nothing.
@@ -699,18 +701,91 @@ func TestPacerCountsTheWindowFromTheWrite(t *testing.T) {
 	}
 }
 
-// Each 429 doubles the window's guard, up to its cap.
-func TestPacerWidensItsGuardAfterARefusal(t *testing.T) {
-	p := newPacer(6000, clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)))
-	want := []time.Duration{2 * windowGuard, 4 * windowGuard, 8 * windowGuard, 16 * windowGuard, maxWindowGuard, maxWindowGuard}
+// The guard narrows by a fifth with each window of requests the provider refused none of, down to
+// its floor; each 429 doubles it, up to its cap. The window never gets shorter than one second and
+// the floor.
+func TestPacerGuardNarrowsAndWidens(t *testing.T) {
+	fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
+	p := newPacer(6000, fc) // 100 per second
+	var times []time.Time
+	p.observe = func(at time.Time) { times = append(times, at) }
+	var guards []time.Duration
+	for i := 0; i < 1000; i++ {
+		if err := drive(fc, func() error { _, err := p.wait(context.Background()); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 99 {
+			guards = append(guards, p.guard)
+		}
+	}
+	want := []time.Duration{16 * time.Millisecond, 12800 * time.Microsecond, 10240 * time.Microsecond, 8192 * time.Microsecond,
+		6553600, 5242880, minWindowGuard, minWindowGuard}
 	for i, w := range want {
+		if guards[i] != w {
+			t.Fatalf("guard after %d windows: %v, want %v (all: %v)", i+1, guards[i], w, guards)
+		}
+	}
+	for i := 100; i < len(times); i++ {
+		if d := times[i].Sub(times[i-100]); d < time.Second+minWindowGuard {
+			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
+		}
+	}
+	for i, w := range []time.Duration{2 * minWindowGuard, 4 * minWindowGuard, 8 * minWindowGuard, maxWindowGuard, maxWindowGuard} {
 		p.refused()
 		if p.guard != w || p.window != time.Second+w {
 			t.Fatalf("after %d refusals: guard %v window %v, want %v", i+1, p.guard, p.window, w)
 		}
 	}
-	p.follow(600) // a new limit keeps the widened guard
+	p.follow(600) // a new limit keeps the guard
 	if p.window != time.Second+maxWindowGuard {
 		t.Fatalf("after follow: window %v", p.window)
+	}
+}
+
+// R's poll waits in Go: it returns as soon as the run has ended every job or has a callback for R,
+// and otherwise after its wait.
+func TestPollWithinReturnsAtTheEndOrACallback(t *testing.T) {
+	release := make(chan struct{})
+	fk := newFake(t, func(n int64, _ map[string]any) (int, map[string]string, string) {
+		if n == 1 {
+			<-release
+			return 418, nil, `{"error":{"message":"teapot"}}`
+		}
+		return 200, nil, toolReply("1")
+	})
+	o := options(fk.srv.URL, func(o *Options) { o.Callbacks = CallbackOptions{IsTransient: true} })
+	r, err := Start(o, Records{Titles: []string{"t"}, Abstracts: []string{"a"}}, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing to report while the request hangs: the poll waits its whole time.
+	if p := r.PollWithin(20 * time.Millisecond); p.State != "running" || len(p.Callbacks) != 0 {
+		t.Fatalf("poll while hanging: %+v", p)
+	}
+	// A poll of a minute that does not return at once fails the test within 10 s.
+	early := func() Progress {
+		got := make(chan Progress, 1)
+		go func() { got <- r.PollWithin(time.Minute) }()
+		select {
+		case p := <-got:
+			return p
+		case <-time.After(10 * time.Second):
+			t.Fatal("the poll did not return when the run had news")
+			return Progress{}
+		}
+	}
+	close(release)
+	p := early()
+	if len(p.Callbacks) != 1 || p.Callbacks[0].Kind != "is_transient" {
+		t.Fatalf("poll after the failure: %+v", p)
+	}
+	one := 1.0
+	r.Reply([]CallbackReply{{ID: p.Callbacks[0].ID, Value: &one}})
+	for p.State != "finished" {
+		p = early()
+	}
+	r.Wait()
+	if !r.results[0].ok {
+		t.Fatal("the retried job was not answered")
 	}
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/tabscreen/tabscreen/golib/clock"
 )
 
-// windowGuard is the margin first added to the provider's one-second window: a request written
-// exactly one window after another may arrive a little closer to it, delayed on the way in (the
-// provider's scheduling, a pause of its collector). Each 429 doubles it, up to maxWindowGuard: a
-// provider (or a machine) that delays requests more gets a wider margin, and the quick ones lose
-// no more than half a percent of their limit.
+// The guard is the margin added to the provider's one-second window: a request written exactly one
+// window after another may arrive a little closer to it, delayed on the way in (the provider's
+// scheduling, a pause of its collector, the network). It starts wide, narrows by a fifth with each
+// window of requests that the provider refused none of, down to minWindowGuard (half a percent of
+// the limit), and doubles with each 429, up to maxWindowGuard: a provider (or a machine) that
+// delays requests unevenly keeps a wide margin, a steady one loses little of its limit.
 const (
-	windowGuard    = 5 * time.Millisecond
+	windowGuard    = 20 * time.Millisecond
+	minWindowGuard = 5 * time.Millisecond
 	maxWindowGuard = 80 * time.Millisecond
 )
 
@@ -36,6 +38,7 @@ type pacer struct {
 	seq     uint64        // admissions so far; a ticket's seq finds its entry until the ring reuses it
 	window  time.Duration // the provider's window plus guard
 	guard   time.Duration
+	clean   int     // admissions since the guard last changed or a 429
 	user    float64 // the user's rpm
 	rpm     float64 // the rpm followed: the user's, or the provider's when it reports a lower limit
 	// tokens paces by tokens per minute.
@@ -81,12 +84,14 @@ func pacerWindow(rpm float64) (int, time.Duration) {
 func (p *pacer) refused() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.guard >= maxWindowGuard {
-		return
-	}
-	p.window -= p.guard
-	p.guard = min(2*p.guard, maxWindowGuard)
-	p.window += p.guard
+	p.clean = 0
+	p.setGuard(min(2*p.guard, maxWindowGuard))
+}
+
+// setGuard changes the guard; the caller holds the lock.
+func (p *pacer) setGuard(g time.Duration) {
+	p.window += g - p.guard
+	p.guard = g
 }
 
 // follow paces by the lower of the user's rpm and the limit the provider reports, as it changes.
@@ -140,6 +145,10 @@ func (p *pacer) wait(ctx context.Context) (ticket, error) {
 			seq := p.seq
 			p.sent[p.next] = sentAt{at: now, seq: seq}
 			p.next = (p.next + 1) % len(p.sent)
+			if p.clean++; p.clean >= len(p.sent) && p.guard > minWindowGuard {
+				p.clean = 0
+				p.setGuard(max(p.guard*4/5, minWindowGuard))
+			}
 			if p.observe != nil {
 				p.observe(now)
 			}

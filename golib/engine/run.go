@@ -391,6 +391,15 @@ type Progress struct {
 	Batch     *BatchState `json:"batch,omitempty"`
 }
 
+// PollWithin polls the run once it has ended every job or has a callback for R, or after d.
+func (r *Run) PollWithin(d time.Duration) Progress {
+	deadline := time.Now().Add(d)
+	for !r.Finished() && r.done.Load() != int64(len(r.jobs)) && !r.callbacks.waiting() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return r.Poll()
+}
+
 // Poll reports progress and hands R the callbacks waiting for it.
 func (r *Run) Poll() Progress {
 	// "finished" once every job has ended: R then takes the result, which waits for the run's

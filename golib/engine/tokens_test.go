@@ -134,7 +134,7 @@ func TestPacerFollowsReportedRequestLimits(t *testing.T) {
 		}
 		per := int(tc.want / 60)
 		for i := per; i < len(times); i++ {
-			if d := times[i].Sub(times[i-per]); d < time.Second+windowGuard {
+			if d := times[i].Sub(times[i-per]); d < time.Second+minWindowGuard {
 				t.Fatalf("%v: admissions %d and %d are %v apart", tc.reported, i-per, i, d)
 			}
 		}
@@ -158,7 +158,7 @@ func TestPacerKeepsItsWindowWhenTheLimitDrops(t *testing.T) {
 	// after the drop, at most 10 admissions in any window of one second (+ guard), the first
 	// ones counted with the admissions before the drop
 	for i := 120; i < len(times); i++ {
-		if d := times[i].Sub(times[i-10]); d < time.Second+windowGuard {
+		if d := times[i].Sub(times[i-10]); d < time.Second+minWindowGuard {
 			t.Fatalf("admissions %d and %d are %v apart", i-10, i, d)
 		}
 	}
