@@ -1,15 +1,12 @@
 package fakeprovider
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // anthropic speaks the Anthropic Messages protocol: POST {base}/v1/messages
@@ -43,7 +40,7 @@ func (a *anthropic) parse(r *http.Request, body []byte, rc *runtimeConfig) (*cha
 	case !anthropicVersions[v]:
 		return nil, aFail("anthropic-version", "invalid version %q; use 2023-06-01", v)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	doc, err := decodeJSON(body)
 	if err != nil {
 		return nil, aFail("", "There was an error parsing the body: the request body is not valid JSON.")
 	}

@@ -1,15 +1,12 @@
 package fakeprovider
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // mistralPrefix is the base path under which the fake serves Mistral, so
@@ -51,7 +48,7 @@ func mistralInvalid(format string, a ...any) *failure {
 }
 
 func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRequest, *failure) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	doc, err := decodeJSON(body)
 	if err != nil { // FastAPI's answer to a body that is not JSON
 		return nil, &failure{kind: failValidation, detail: []pydanticError{{Type: "json_invalid",
 			Loc: []any{"body", 0}, Msg: "JSON decode error", Input: map[string]any{},

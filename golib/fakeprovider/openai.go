@@ -1,7 +1,6 @@
 package fakeprovider
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -9,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // openAI speaks the OpenAI Chat Completions protocol:
@@ -39,7 +36,7 @@ const openAIBadJSON = "We could not parse the JSON body of your request. (HINT: 
 	"center at help.openai.com.)"
 
 func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRequest, *failure) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	doc, err := decodeJSON(body)
 	if err != nil {
 		return nil, &failure{kind: failInvalidRequest, message: openAIBadJSON}
 	}
