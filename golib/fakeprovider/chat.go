@@ -300,8 +300,8 @@ var datedSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
 // stays reproducible.
 func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fault string,
 	now time.Time) *answer {
-	textHash := hashString(req.userText)
-	occ := s.occurrence(req.userText)
+	textHash := hashString(req.userText) // a record's text is long: hashed once
+	occ := s.occurrence(textHash)
 	base := hash(uint64(rc.Seed), textHash, occ, 0)
 	if req.seed != nil {
 		base = hash(uint64(rc.Seed), textHash, uint64(*req.seed), 1)
@@ -328,7 +328,7 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 		if fault == FaultBadEnum {
 			breakEnum(args, req.tool.schema)
 		}
-		b, err := json.Marshal(args)
+		b, err := marshalValue(args)
 		if err != nil {
 			b = []byte("{}")
 		}
@@ -418,26 +418,22 @@ func readChatMessages(req *chatRequest, body map[string]any) {
 	req.promptSize += textSize(body["tools"])
 }
 
-// writeAnswer writes a 200 answer, cut in half when the malformed fault applies, with the
-// protocol's own extra headers.
-func writeAnswer(w http.ResponseWriter, resp any, fault string, headers map[string]string, fail func()) {
-	b, err := json.Marshal(resp)
-	if err != nil {
-		fail()
-		return
-	}
+// writeAnswer writes a 200 answer b, cut in half when the malformed fault applies, with the
+// protocol's own extra headers (keys from canonicalKeys, and their values).
+func writeAnswer(w http.ResponseWriter, b []byte, fault string, keys []string, values ...string) {
 	if fault == FaultMalformed {
 		b = b[:len(b)/2]
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	for k, v := range headers {
-		h.Set(k, v)
+	setHeaders(h, answerKeys, "application/json", strconv.Itoa(len(b)))
+	if len(keys) > 0 {
+		setHeaders(h, keys, values...)
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
+
+var answerKeys = canonicalKeys("Content-Type", "Content-Length")
 
 // writeBadGateway writes what the edge in front of a provider's API returns for a 502: HTML, not
 // the protocol's JSON.
