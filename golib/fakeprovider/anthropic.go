@@ -68,18 +68,26 @@ func extractAnthropic(body map[string]any, rc *runtimeConfig) *chatRequest {
 		req.promptSize += len(contentText(sys))
 	}
 	var user strings.Builder
+	users := 0
 	for _, m := range msgs {
 		mm, _ := m.(map[string]any)
 		text := contentText(mm["content"])
 		req.promptSize += len(text)
 		if mm["role"] == "user" && text != "" {
-			if user.Len() > 0 {
-				user.WriteByte('\n')
+			if users++; users == 1 {
+				req.userText = text // the usual single user message: its text, not a copy
+				continue
 			}
+			if users == 2 {
+				user.WriteString(req.userText)
+			}
+			user.WriteByte('\n')
 			user.WriteString(text)
 		}
 	}
-	req.userText = user.String()
+	if users > 1 {
+		req.userText = user.String()
+	}
 	req.promptSize += textSize(body["tools"])
 
 	var tools []toolDef

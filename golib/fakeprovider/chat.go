@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -67,7 +68,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	// connection reusable (net/http closes one whose body was left unread
 	// after "Expect: 100-continue").
 	var err error
-	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err = readBody(http.MaxBytesReader(w, r.Body, maxBodyBytes), r.ContentLength)
 	if err != nil {
 		c.invalid.Add(1)
 		pc.invalid.Add(1)
@@ -354,6 +355,18 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 	return a
 }
 
+// readBody reads a body as io.ReadAll does, into a buffer of the declared length when there is one
+// (io.ReadAll starts small and copies the body as it grows).
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > maxBodyBytes {
+		return io.ReadAll(r)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(length) + bytes.MinRead) // room to read the end of the body without growing
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
 func isJSONContentType(ct string) bool {
 	ct = strings.ToLower(strings.TrimSpace(ct))
 	return ct == "application/json" || strings.HasPrefix(ct, "application/json;") ||
@@ -403,18 +416,28 @@ func readChatMessages(req *chatRequest, body map[string]any) {
 	msgs, _ := body["messages"].([]any)
 	req.messages = len(msgs)
 	var user strings.Builder
+	users := 0
 	for _, m := range msgs {
 		mm, _ := m.(map[string]any)
 		text := contentText(mm["content"])
 		req.promptSize += len(text)
 		if mm["role"] == "user" {
+			if users++; users == 1 {
+				req.userText = text // the usual single user message: its text, not a copy
+				continue
+			}
+			if users == 2 {
+				user.WriteString(req.userText)
+			}
 			if user.Len() > 0 {
 				user.WriteByte('\n')
 			}
 			user.WriteString(text)
 		}
 	}
-	req.userText = user.String()
+	if users > 1 {
+		req.userText = user.String()
+	}
 	req.promptSize += textSize(body["tools"])
 }
 

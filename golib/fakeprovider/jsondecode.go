@@ -285,8 +285,16 @@ func (d *jsonDecoder) str() (string, error) {
 			}
 			i++
 		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
+			// A run of plain ASCII is copied at once.
+			j := i + 1
+			for j < len(b) {
+				if c := b[j]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+					break
+				}
+				j++
+			}
+			out = append(out, b[i:j]...)
+			i = j
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
