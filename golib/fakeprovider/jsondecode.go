@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -221,6 +222,11 @@ func (d *jsonDecoder) str() (string, error) {
 		c := b[i]
 		if c == '"' {
 			d.i = i + 1
+			if i-start <= maxInterned {
+				if s, ok := jsonInterned[string(b[start:i])]; ok {
+					return s, nil
+				}
+			}
 			return string(b[start:i]), nil
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
@@ -306,6 +312,24 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 	}
 }
+
+// jsonInterned are the keys and words every request repeats, returned without allocating a string
+// each time (a map lookup with string(bytes) allocates nothing).
+var jsonInterned = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range strings.Fields(`model messages role content type text tools function name description
+		parameters properties required additionalProperties enum strict tool_choice parallel_tool_calls
+		reasoning_effort seed random_seed top_p temperature verbosity prompt_cache_key max_tokens
+		max_completion_tokens input_schema thinking output_config effort disable_parallel_tool_use
+		cache_control system items minimum maximum minLength maxLength n stream metadata service_tier
+		user assistant tool object string number integer boolean array null auto any none disabled
+		enabled low medium high ephemeral adaptive default flex`) {
+		m[s] = s
+	}
+	return m
+}()
+
+const maxInterned = 32
 
 // hex4 reads four hexadecimal digits, -1 if they are not.
 func hex4(b []byte) rune {
