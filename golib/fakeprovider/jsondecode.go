@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -17,8 +18,30 @@ import (
 // U+FFFD and keeps the last of duplicate keys.
 func decodeJSON(b []byte) (any, error) {
 	d := jsonDecoder{b: b}
+	return d.decode()
+}
+
+// decodeJSONSkeleton is decodeJSON that also returns a hash of the body's text with the string
+// contents of its messages (the "content" strings of the objects in a top-level "messages" array)
+// left out. Two bodies with the same skeleton decode to values that differ at most in those
+// strings, so they have the same shape (validcache.go): the shape of a screening's requests is
+// known from their text without walking the decoded value.
+func decodeJSONSkeleton(b []byte) (any, uint64, error) {
+	d := jsonDecoder{b: b, skeleton: true}
+	d.h.SetSeed(skeletonSeed)
+	v, err := d.decode()
+	if err != nil {
+		return nil, 0, err
+	}
+	_, _ = d.h.Write(b[d.flushed:])
+	return v, d.h.Sum64(), nil
+}
+
+var skeletonSeed = maphash.MakeSeed()
+
+func (d *jsonDecoder) decode() (any, error) {
 	d.skipSpace()
-	v, err := d.value(0)
+	v, err := d.value(0, inOther)
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +51,16 @@ func decodeJSON(b []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// Where a value sits, for the skeleton.
+type jsonPlace int
+
+const (
+	inOther    jsonPlace = iota
+	inBody               // the top-level object
+	inMessages           // its "messages" array
+	inMessage            // an object in it
+)
 
 var (
 	errJSONSyntax = errors.New("invalid JSON")
@@ -41,6 +74,10 @@ type jsonDecoder struct {
 	b   []byte
 	i   int
 	buf []byte // scratch for strings with escapes
+
+	skeleton bool         // hash the text without the messages' contents into h
+	h        maphash.Hash // the text up to flushed, and a 0 byte (never in JSON text) per content left out
+	flushed  int
 }
 
 func (d *jsonDecoder) skipSpace() {
@@ -63,16 +100,19 @@ func (d *jsonDecoder) literal(word string, v any) (any, error) {
 }
 
 // value reads the value at d.i (whitespace before it already skipped); depth is the number of
-// arrays and objects it is in.
-func (d *jsonDecoder) value(depth int) (any, error) {
+// arrays and objects it is in, at where it sits when it is an array or an object.
+func (d *jsonDecoder) value(depth int, at jsonPlace) (any, error) {
 	if d.i >= len(d.b) {
 		return nil, errJSONSyntax
 	}
 	switch c := d.b[d.i]; {
 	case c == '{':
-		return d.object(depth + 1)
+		if depth == 0 {
+			at = inBody
+		}
+		return d.object(depth+1, at)
 	case c == '[':
-		return d.array(depth + 1)
+		return d.array(depth+1, at)
 	case c == '"':
 		return d.str()
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -87,7 +127,7 @@ func (d *jsonDecoder) value(depth int) (any, error) {
 	return nil, errJSONSyntax
 }
 
-func (d *jsonDecoder) object(depth int) (any, error) {
+func (d *jsonDecoder) object(depth int, at jsonPlace) (any, error) {
 	if depth > jsonMaxDepth {
 		return nil, errJSONDepth
 	}
@@ -102,18 +142,32 @@ func (d *jsonDecoder) object(depth int) (any, error) {
 		if d.i >= len(d.b) || d.b[d.i] != '"' {
 			return nil, errJSONSyntax
 		}
+		keyAt := d.i
 		k, err := d.str()
 		if err != nil {
 			return nil, err
 		}
+		rawKey := d.b[keyAt+1 : d.i-1]
 		d.skipSpace()
 		if d.i >= len(d.b) || d.b[d.i] != ':' {
 			return nil, errJSONSyntax
 		}
 		d.i++
 		d.skipSpace()
-		v, err := d.value(depth)
-		if err != nil {
+		inner := inOther
+		if d.skeleton && at == inBody && string(rawKey) == "messages" {
+			inner = inMessages
+		}
+		var v any
+		if d.skeleton && at == inMessage && string(rawKey) == "content" && d.i < len(d.b) && d.b[d.i] == '"' {
+			start := d.i
+			if v, err = d.str(); err != nil {
+				return nil, err
+			}
+			_, _ = d.h.Write(d.b[d.flushed:start])
+			_ = d.h.WriteByte(0)
+			d.flushed = d.i
+		} else if v, err = d.value(depth, inner); err != nil {
 			return nil, err
 		}
 		m[k] = v
@@ -134,7 +188,7 @@ func (d *jsonDecoder) object(depth int) (any, error) {
 	}
 }
 
-func (d *jsonDecoder) array(depth int) (any, error) {
+func (d *jsonDecoder) array(depth int, at jsonPlace) (any, error) {
 	if depth > jsonMaxDepth {
 		return nil, errJSONDepth
 	}
@@ -145,8 +199,12 @@ func (d *jsonDecoder) array(depth int) (any, error) {
 		d.i++
 		return a, nil
 	}
+	inner := inOther
+	if at == inMessages {
+		inner = inMessage
+	}
 	for {
-		v, err := d.value(depth)
+		v, err := d.value(depth, inner)
 		if err != nil {
 			return nil, err
 		}

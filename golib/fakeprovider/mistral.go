@@ -48,7 +48,7 @@ func mistralInvalid(format string, a ...any) *failure {
 }
 
 func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRequest, *failure) {
-	doc, err := decodeJSON(body)
+	doc, skeleton, err := decodeJSONSkeleton(body)
 	if err != nil { // FastAPI's answer to a body that is not JSON
 		return nil, &failure{kind: failValidation, detail: []pydanticError{{Type: "json_invalid",
 			Loc: []any{"body", 0}, Msg: "JSON decode error", Input: map[string]any{},
@@ -64,7 +64,12 @@ func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatR
 		}
 		doc, obj = trimmed, trimmed
 	}
-	if err := m.schemas.validate(doc); err != nil {
+	if isObj && rc.AllowUnknownFields {
+		err = m.schemas.validate(doc) // not the body as sent: its shape is hashed
+	} else {
+		err = m.schemas.validateSkeleton(doc, skeleton)
+	}
+	if err != nil {
 		return nil, &failure{kind: failValidation, detail: pydanticErrors(err, doc)}
 	}
 	if f := checkMistralRules(obj, rc); f != nil {

@@ -36,7 +36,7 @@ const openAIBadJSON = "We could not parse the JSON body of your request. (HINT: 
 	"center at help.openai.com.)"
 
 func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRequest, *failure) {
-	doc, err := decodeJSON(body)
+	doc, skeleton, err := decodeJSONSkeleton(body)
 	if err != nil {
 		return nil, &failure{kind: failInvalidRequest, message: openAIBadJSON}
 	}
@@ -54,7 +54,7 @@ func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRe
 				message: "Unrecognized request argument supplied: " + strings.Join(unknown, ", ")}
 		}
 	}
-	if err := o.schemas.validate(doc); err != nil {
+	if err := o.schemas.validateSkeleton(doc, skeleton); err != nil {
 		msg, param := describeValidation(err)
 		return nil, &failure{kind: failInvalidRequest, message: msg, param: param}
 	}
