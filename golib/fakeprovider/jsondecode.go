@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"hash/maphash"
@@ -292,7 +293,17 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 		i++
 	}
-	out := append(d.buf[:0], b[start:i]...)
+	// The text up to the next quote (the end, unless a quote is escaped) is room enough for most
+	// strings: a record's text grows once, not from 8 bytes by doubling.
+	out := d.buf[:0]
+	n := bytes.IndexByte(b[i:], '"')
+	if n < 0 {
+		n = len(b) - i
+	}
+	if need := i - start + n; cap(out) < need {
+		out = make([]byte, 0, need)
+	}
+	out = append(out, b[start:i]...)
 	for {
 		if i >= len(b) {
 			return "", errJSONSyntax
