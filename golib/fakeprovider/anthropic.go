@@ -1,15 +1,12 @@
 package fakeprovider
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // anthropic speaks the Anthropic Messages protocol: POST {base}/v1/messages
@@ -43,7 +40,7 @@ func (a *anthropic) parse(r *http.Request, body []byte, rc *runtimeConfig) (*cha
 	case !anthropicVersions[v]:
 		return nil, aFail("anthropic-version", "invalid version %q; use 2023-06-01", v)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	doc, err := decodeJSON(body)
 	if err != nil {
 		return nil, aFail("", "There was an error parsing the body: the request body is not valid JSON.")
 	}
@@ -71,18 +68,26 @@ func extractAnthropic(body map[string]any, rc *runtimeConfig) *chatRequest {
 		req.promptSize += len(contentText(sys))
 	}
 	var user strings.Builder
+	users := 0
 	for _, m := range msgs {
 		mm, _ := m.(map[string]any)
 		text := contentText(mm["content"])
 		req.promptSize += len(text)
 		if mm["role"] == "user" && text != "" {
-			if user.Len() > 0 {
-				user.WriteByte('\n')
+			if users++; users == 1 {
+				req.userText = text // the usual single user message: its text, not a copy
+				continue
 			}
+			if users == 2 {
+				user.WriteString(req.userText)
+			}
+			user.WriteByte('\n')
 			user.WriteString(text)
 		}
 	}
-	req.userText = user.String()
+	if users > 1 {
+		req.userText = user.String()
+	}
 	req.promptSize += textSize(body["tools"])
 
 	var tools []toolDef
@@ -197,88 +202,78 @@ func (a *anthropic) writeFailure(w http.ResponseWriter, f *failure) {
 // does) and reset (an RFC 3339 time).
 func (a *anthropic) setRateHeaders(h http.Header, s rateSnapshot) {
 	reset := func(d time.Duration) string { return s.at.Add(d).UTC().Format(time.RFC3339) }
-	h.Set("anthropic-ratelimit-requests-limit", strconv.FormatInt(s.limitRequests, 10))
-	h.Set("anthropic-ratelimit-requests-remaining", strconv.FormatInt(s.remainingRequests, 10))
-	h.Set("anthropic-ratelimit-requests-reset", reset(s.resetRequests))
-	remaining := s.remainingTokens / 1000 * 1000
-	for _, kind := range []string{"tokens", "input-tokens", "output-tokens"} {
-		h.Set("anthropic-ratelimit-"+kind+"-limit", strconv.FormatInt(s.limitTokens, 10))
-		h.Set("anthropic-ratelimit-"+kind+"-remaining", strconv.FormatInt(remaining, 10))
-		h.Set("anthropic-ratelimit-"+kind+"-reset", reset(s.resetTokens))
-	}
+	// The three token kinds report the same budget: each value is formatted once.
+	limit := strconv.FormatInt(s.limitTokens, 10)
+	remaining := strconv.FormatInt(s.remainingTokens/1000*1000, 10)
+	tokensReset := reset(s.resetTokens)
+	setHeaders(h, anthropicRateKeys,
+		strconv.FormatInt(s.limitRequests, 10), strconv.FormatInt(s.remainingRequests, 10), reset(s.resetRequests),
+		limit, remaining, tokensReset,
+		limit, remaining, tokensReset,
+		limit, remaining, tokensReset)
 }
 
-type anthMessage struct {
-	ID           string          `json:"id"`
-	Type         string          `json:"type"`
-	Role         string          `json:"role"`
-	Model        string          `json:"model"`
-	Content      []anthBlock     `json:"content"`
-	StopReason   string          `json:"stop_reason"`
-	StopSequence *string         `json:"stop_sequence"`
-	Usage        anthUsage       `json:"usage"`
-	Container    json.RawMessage `json:"container"`
-}
+var anthropicRateKeys = canonicalKeys(
+	"anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset",
+	"anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset",
+	"anthropic-ratelimit-input-tokens-limit", "anthropic-ratelimit-input-tokens-remaining",
+	"anthropic-ratelimit-input-tokens-reset",
+	"anthropic-ratelimit-output-tokens-limit", "anthropic-ratelimit-output-tokens-remaining",
+	"anthropic-ratelimit-output-tokens-reset")
 
-// anthBlock is a response content block (fields by type).
-type anthBlock struct {
-	Type      string          `json:"type"`
-	Thinking  *string         `json:"thinking,omitempty"`
-	Signature string          `json:"signature,omitempty"`
-	Text      *string         `json:"text,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-}
-
-type anthUsage struct {
-	InputTokens              int `json:"input_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	CacheCreation            struct {
-		Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
-		Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
-	} `json:"cache_creation"`
-	OutputTokens int    `json:"output_tokens"`
-	ServiceTier  string `json:"service_tier"`
-}
-
-func (a *anthropic) writeAnswer(w http.ResponseWriter, req *chatRequest, ans *answer) {
-	resp := anthMessage{
-		ID:        "msg_01" + ans.id[:24],
-		Type:      "message",
-		Role:      "assistant",
-		Model:     req.model,
-		Container: json.RawMessage("null"),
-	}
+// anthropicAnswer encodes an answer as a Messages message object.
+func anthropicAnswer(req *chatRequest, ans *answer) []byte {
+	b := make([]byte, 0, 768)
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, "msg_01"+ans.id[:24])
+	b = append(b, `,"type":"message","role":"assistant","model":`...)
+	b = appendJSONString(b, req.model)
+	b = append(b, `,"content":[`...)
 	if req.thinking { // empty thinking text (display omitted), with a signature
-		empty := ""
-		resp.Content = append(resp.Content, anthBlock{Type: "thinking", Thinking: &empty,
-			Signature: "EqQB" + randomID("", 64, hashString(ans.id))})
+		b = append(b, `{"type":"thinking","thinking":"","signature":`...)
+		b = appendJSONString(b, "EqQB"+randomID("", 64, hashString(ans.id)))
+		b = append(b, `},`...)
 	}
+	stop := "end_turn"
 	if len(ans.args) > 0 {
-		input := json.RawMessage(ans.args[0])
-		if ans.fault == FaultBadArgs || !json.Valid(input) {
+		input := ans.args[0]
+		if ans.fault == FaultBadArgs || !json.Valid([]byte(input)) {
 			// input is always an object; the failure is one without the
 			// arguments the schema requires
-			input = json.RawMessage("{}")
+			input = "{}"
 		}
-		resp.Content = append(resp.Content, anthBlock{Type: "tool_use",
-			ID: "toolu_01" + strings.TrimPrefix(ans.callIDs[0], "call_"), Name: req.tool.name, Input: input})
-		resp.StopReason = "tool_use"
+		b = append(b, `{"type":"tool_use","id":`...)
+		b = appendJSONString(b, "toolu_01"+strings.TrimPrefix(ans.callIDs[0], "call_"))
+		if req.tool.name != "" {
+			b = append(b, `,"name":`...)
+			b = appendJSONString(b, req.tool.name)
+		}
+		b = append(b, `,"input":`...)
+		b = append(b, input...) // compact JSON from marshalValue
+		b = append(b, '}')
+		stop = "tool_use"
 	} else {
-		text := ans.text
-		resp.Content = append(resp.Content, anthBlock{Type: "text", Text: &text})
-		resp.StopReason = "end_turn"
+		b = append(b, `{"type":"text","text":`...)
+		b = appendJSONString(b, ans.text)
+		b = append(b, '}')
 	}
-	u := &resp.Usage
-	u.InputTokens = ans.promptTokens - ans.cachedTokens - ans.cacheWriteTokens
-	u.CacheReadInputTokens = ans.cachedTokens
-	u.CacheCreationInputTokens = ans.cacheWriteTokens
-	u.CacheCreation.Ephemeral5m = ans.cacheWriteTokens
-	u.OutputTokens = ans.completionTokens
-	u.ServiceTier = "standard"
+	b = append(b, `],"stop_reason":`...)
+	b = appendJSONString(b, stop)
+	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
+	b = appendJSONInt(b, int64(ans.promptTokens-ans.cachedTokens-ans.cacheWriteTokens))
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = appendJSONInt(b, int64(ans.cacheWriteTokens))
+	b = append(b, `,"cache_read_input_tokens":`...)
+	b = appendJSONInt(b, int64(ans.cachedTokens))
+	b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
+	b = appendJSONInt(b, int64(ans.cacheWriteTokens))
+	b = append(b, `,"ephemeral_1h_input_tokens":0},"output_tokens":`...)
+	b = appendJSONInt(b, int64(ans.completionTokens))
+	return append(b, `,"service_tier":"standard"},"container":null}`...)
+}
 
-	writeAnswer(w, resp, ans.fault, map[string]string{"anthropic-organization-id": "00000000-0000-4000-8000-00000000fa6e"},
-		func() { a.writeFailure(w, &failure{kind: failServer}) })
+var anthropicAnswerKeys = canonicalKeys("anthropic-organization-id")
+
+func (a *anthropic) writeAnswer(w http.ResponseWriter, req *chatRequest, ans *answer) {
+	writeAnswer(w, anthropicAnswer(req, ans), ans.fault, anthropicAnswerKeys, "00000000-0000-4000-8000-00000000fa6e")
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -48,11 +49,22 @@ func aFail(path, format string, a ...any) *failure {
 	return &failure{kind: failInvalidRequest, message: msg, param: path}
 }
 
+// aJoin appends a field name or an index to a path. Paths are made for every field checked, so
+// the usual kinds skip fmt.
 func aJoin(path string, k any) string {
-	if path == "" {
-		return fmt.Sprint(k)
+	var s string
+	switch x := k.(type) {
+	case string:
+		s = x
+	case int:
+		s = strconv.Itoa(x)
+	default:
+		s = fmt.Sprint(k)
 	}
-	return path + "." + fmt.Sprint(k)
+	if path == "" {
+		return s
+	}
+	return path + "." + s
 }
 
 // aAllowed reports the first field (in name order) of obj that is not allowed.

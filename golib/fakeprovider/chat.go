@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -67,7 +68,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	// connection reusable (net/http closes one whose body was left unread
 	// after "Expect: 100-continue").
 	var err error
-	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err = readBody(http.MaxBytesReader(w, r.Body, maxBodyBytes), r.ContentLength)
 	if err != nil {
 		c.invalid.Add(1)
 		pc.invalid.Add(1)
@@ -300,8 +301,8 @@ var datedSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
 // stays reproducible.
 func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fault string,
 	now time.Time) *answer {
-	textHash := hashString(req.userText)
-	occ := s.occurrence(req.userText)
+	textHash := hashString(req.userText) // a record's text is long: hashed once
+	occ := s.occurrence(textHash)
 	base := hash(uint64(rc.Seed), textHash, occ, 0)
 	if req.seed != nil {
 		base = hash(uint64(rc.Seed), textHash, uint64(*req.seed), 1)
@@ -328,7 +329,7 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 		if fault == FaultBadEnum {
 			breakEnum(args, req.tool.schema)
 		}
-		b, err := json.Marshal(args)
+		b, err := marshalValue(args)
 		if err != nil {
 			b = []byte("{}")
 		}
@@ -352,6 +353,18 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 	a.reasoningTokens = rc.ReasoningTokens * n
 	a.completionTokens = completion + a.reasoningTokens
 	return a
+}
+
+// readBody reads a body as io.ReadAll does, into a buffer of the declared length when there is one
+// (io.ReadAll starts small and copies the body as it grows).
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > maxBodyBytes {
+		return io.ReadAll(r)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(length) + bytes.MinRead) // room to read the end of the body without growing
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 func isJSONContentType(ct string) bool {
@@ -403,41 +416,47 @@ func readChatMessages(req *chatRequest, body map[string]any) {
 	msgs, _ := body["messages"].([]any)
 	req.messages = len(msgs)
 	var user strings.Builder
+	users := 0
 	for _, m := range msgs {
 		mm, _ := m.(map[string]any)
 		text := contentText(mm["content"])
 		req.promptSize += len(text)
 		if mm["role"] == "user" {
+			if users++; users == 1 {
+				req.userText = text // the usual single user message: its text, not a copy
+				continue
+			}
+			if users == 2 {
+				user.WriteString(req.userText)
+			}
 			if user.Len() > 0 {
 				user.WriteByte('\n')
 			}
 			user.WriteString(text)
 		}
 	}
-	req.userText = user.String()
+	if users > 1 {
+		req.userText = user.String()
+	}
 	req.promptSize += textSize(body["tools"])
 }
 
-// writeAnswer writes a 200 answer, cut in half when the malformed fault applies, with the
-// protocol's own extra headers.
-func writeAnswer(w http.ResponseWriter, resp any, fault string, headers map[string]string, fail func()) {
-	b, err := json.Marshal(resp)
-	if err != nil {
-		fail()
-		return
-	}
+// writeAnswer writes a 200 answer b, cut in half when the malformed fault applies, with the
+// protocol's own extra headers (keys from canonicalKeys, and their values).
+func writeAnswer(w http.ResponseWriter, b []byte, fault string, keys []string, values ...string) {
 	if fault == FaultMalformed {
 		b = b[:len(b)/2]
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	for k, v := range headers {
-		h.Set(k, v)
+	setHeaders(h, answerKeys, "application/json", strconv.Itoa(len(b)))
+	if len(keys) > 0 {
+		setHeaders(h, keys, values...)
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
+
+var answerKeys = canonicalKeys("Content-Type", "Content-Length")
 
 // writeBadGateway writes what the edge in front of a provider's API returns for a 502: HTML, not
 // the protocol's JSON.

@@ -143,6 +143,12 @@ func (s *chatSchemas) validate(doc any) error {
 	return s.valid.validate(doc, s.request.Validate)
 }
 
+// validateSkeleton checks a request, decoded as it was sent, whose body had skeleton (see
+// decodeJSONSkeleton).
+func (s *chatSchemas) validateSkeleton(doc any, skeleton uint64) error {
+	return s.valid.validateSkeleton(doc, skeleton, s.request.Validate)
+}
+
 // compileChatSchemas compiles the named component schemas of a loaded document ("" for none).
 func compileChatSchemas(doc any, url, label, request, response, errorRes string) (*chatSchemas, error) {
 	c := jsonschema.NewCompiler()

@@ -427,3 +427,24 @@ func TestMistralFaults(t *testing.T) {
 		t.Errorf("limit header %q", r.header.Get("x-ratelimit-limit-req-minute"))
 	}
 }
+
+// A body with an unknown field, answered while allow_unknown_fields trims it, is refused once the
+// setting is off: what was found valid then was the trimmed body, not the one sent.
+func TestMistralUnknownFieldAfterAllowing(t *testing.T) {
+	_, base := startServer(t, `{"allow_unknown_fields":true}`)
+	url := base + "/mistral/v1/chat/completions"
+	body := mistralBody(t, "x", `"seed":7`)
+	for i := 0; i < 2; i++ {
+		if r := post(t, url, "k", body); r.status != 200 {
+			t.Fatalf("allowed: %d %s", r.status, r.body)
+		}
+	}
+	configure(t, base, `{"allow_unknown_fields":false}`)
+	if r := post(t, url, "k", body); r.status != 422 {
+		t.Errorf("not allowed: %d %s", r.status, r.body)
+	}
+	configure(t, base, `{"allow_unknown_fields":true}`)
+	if r := post(t, url, "k", body); r.status != 200 {
+		t.Errorf("allowed again: %d %s", r.status, r.body)
+	}
+}

@@ -179,9 +179,9 @@ func (s *Server) Reset() {
 	s.occMu.Unlock()
 }
 
-// occurrence returns how many answers were given before for this text, and counts one more.
-func (s *Server) occurrence(text string) uint64 {
-	k := hashString(text)
+// occurrence returns how many answers were given before for the text of hash k (hashString of
+// it), and counts one more.
+func (s *Server) occurrence(k uint64) uint64 {
 	s.occMu.Lock()
 	n := s.occ[k]
 	s.occ[k] = n + 1

@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -18,12 +19,35 @@ type validShapes struct {
 	mu   sync.Mutex
 	seed maphash.Seed
 	seen map[uint64]struct{}
+	// skeletons are the texts (decodeJSONSkeleton) of requests found valid: the same text has
+	// the same shape, known without hashing the decoded value.
+	skeletons map[uint64]struct{}
 }
 
 const maxValidShapes = 4096
 
 func newValidShapes() *validShapes {
-	return &validShapes{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+	return &validShapes{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, skeletons: map[uint64]struct{}{}}
+}
+
+// validateSkeleton is validate for a doc whose body had the given skeleton.
+func (v *validShapes) validateSkeleton(doc any, skeleton uint64, validate func(any) error) error {
+	v.mu.Lock()
+	_, ok := v.skeletons[skeleton]
+	v.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := v.validate(doc, validate); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	if len(v.skeletons) >= maxValidShapes {
+		clear(v.skeletons)
+	}
+	v.skeletons[skeleton] = struct{}{}
+	v.mu.Unlock()
+	return nil
 }
 
 // validate runs validate(doc) unless doc's shape is known to be valid.
@@ -61,22 +85,26 @@ const (
 )
 
 // writeShape hashes a decoded JSON value with the text of message contents left out (only that it
-// is a string).
+// is a string). Strings are written with their length before them, which keeps values apart
+// without quoting them (strconv.Quote was most of the hashing's cost); every token starts with its
+// own byte ('{', '}', '[', ']', 'k'ey, 's'tring, '#' number, 'g' float, 'T', 'F', 'N'ull, 'X' for
+// a message's text).
 func writeShape(h *maphash.Hash, v any, at shapePlace) {
 	switch x := v.(type) {
 	case map[string]any:
 		h.WriteByte('{')
-		keys := make([]string, 0, len(x))
+		var small [16]string
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			h.WriteString(strconv.Quote(k))
+			writeShapeString(h, 'k', k)
 			_, isText := x[k].(string)
 			switch {
 			case at == placeMessage && k == "content" && isText:
-				h.WriteString(":text")
+				h.WriteByte('X')
 			case at == placeBody && k == "messages":
 				writeShape(h, x[k], placeMessages)
 			default:
@@ -95,16 +123,29 @@ func writeShape(h *maphash.Hash, v any, at shapePlace) {
 		}
 		h.WriteByte(']')
 	case string:
-		h.WriteString(strconv.Quote(x))
+		writeShapeString(h, 's', x)
 	case json.Number:
-		h.WriteString("n" + string(x))
+		writeShapeString(h, '#', string(x))
 	case float64:
-		h.WriteString("f" + strconv.FormatFloat(x, 'g', -1, 64))
+		writeShapeString(h, 'g', strconv.FormatFloat(x, 'g', -1, 64))
 	case bool:
-		h.WriteString(strconv.FormatBool(x))
+		if x {
+			h.WriteByte('T')
+		} else {
+			h.WriteByte('F')
+		}
 	case nil:
-		h.WriteString("null")
+		h.WriteByte('N')
 	default:
 		panic(fmt.Sprintf("fake provider: a decoded request holds a %T", v))
 	}
+}
+
+// writeShapeString writes a tag, the length of s and s.
+func writeShapeString(h *maphash.Hash, tag byte, s string) {
+	var n [9]byte
+	n[0] = tag
+	binary.LittleEndian.PutUint64(n[1:], uint64(len(s)))
+	_, _ = h.Write(n[:])
+	_, _ = h.WriteString(s)
 }
