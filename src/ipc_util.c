@@ -2,6 +2,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 #include "ipc.h"
 
 int ts_fail(ts_err *e, const char *fmt, ...) {
@@ -20,6 +23,18 @@ int ts_quote_len(const char *s, size_t n, size_t max) {
   return (int)k;
 }
 
+void ts_advise_huge(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (n < ((size_t)8 << 20)) return;
+  uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+  uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+  if (end > a) (void)madvise((void *)a, end - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 int ts_host_le(void) {
   const uint16_t one = 1;
   uint8_t b;
@@ -32,9 +47,23 @@ int ts_host_le(void) {
 #define TS_HI 0x8080808080808080ULL
 #define TS_LO 0x0101010101010101ULL
 
+/* 1 if none of the 32 bytes at s has its high bit set or is zero. Four words tested together:
+ * text is mostly ASCII, and one branch per word made the check as slow as copying the text. */
+static inline int ascii32(const uint8_t *s) {
+  uint64_t a, b, c, d;
+  memcpy(&a, s, 8);
+  memcpy(&b, s + 8, 8);
+  memcpy(&c, s + 16, 8);
+  memcpy(&d, s + 24, 8);
+  uint64_t hi = a | b | c | d;
+  uint64_t zero = ((a - TS_LO) & ~a) | ((b - TS_LO) & ~b) | ((c - TS_LO) & ~c) | ((d - TS_LO) & ~d);
+  return !((hi | zero) & TS_HI);
+}
+
 int ts_utf8_check(const uint8_t *s, size_t n) {
   size_t i = 0;
   while (i < n) {
+    while (i + 32 <= n && ascii32(s + i)) i += 32;
     while (i + 8 <= n) {
       uint64_t v;
       memcpy(&v, s + i, 8);
