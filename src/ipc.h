@@ -64,12 +64,6 @@ static inline void ts_wr64(uint8_t *p, uint64_t v) {
 /* 1 on a little-endian host (bulk copies use memcpy there). */
 int ts_host_le(void);
 
-/* Asks Linux to back the n bytes at p (a new, large buffer about to be
- * written) with huge pages: a fresh 200 MB vector otherwise costs 50,000
- * page faults, a third of the time spent writing it. A hint only; nothing
- * elsewhere. */
-void ts_advise_huge(void *p, size_t n);
-
 /* ---- UTF-8 --------------------------------------------------------------- */
 
 /* 0 if s (n bytes) is valid UTF-8 without NUL bytes, 1 if invalid UTF-8,

@@ -2,9 +2,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 #include "ipc.h"
 
 int ts_fail(ts_err *e, const char *fmt, ...) {
@@ -21,18 +18,6 @@ int ts_quote_len(const char *s, size_t n, size_t max) {
   /* back up over continuation bytes so a sequence is not cut */
   while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
   return (int)k;
-}
-
-void ts_advise_huge(void *p, size_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (n < ((size_t)8 << 20)) return;
-  uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-  uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)4095;
-  if (end > a) (void)madvise((void *)a, end - a, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)n;
-#endif
 }
 
 int ts_host_le(void) {

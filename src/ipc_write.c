@@ -372,7 +372,6 @@ SEXP ts_ipc_write(SEXP cols, SEXP names, double rows, ts_err *e) {
   int64_t total = 8 + schema_len + 8 + batch_len + body_len + 8;
   SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)total));
   uint8_t *o = RAW(out);
-  ts_advise_huge(o, (size_t)total);
   memset(o, 0, (size_t)(8 + schema_len + 8 + batch_len));
   size_t at = put_message(o, 0, schema_len, schema_fn, &m);
   at = put_message(o, at, batch_len, batch_fn, &m);
