@@ -256,9 +256,9 @@ static int fill(SEXP x, int lazy, R_xlen_t at, const rbatch *bt, int j, size_t k
   return 0;
 }
 
-/* Text of column j (its first buffer is k) in all batches, from the first and last offsets of each
- * (checked later; here only an estimate), and the batches that have rows. */
-static int64_t text_bytes(const rbatch *first, int j, size_t k, const rfield *f, int *nseg) {
+/* Text of the column whose first buffer is k in all batches, from the first and last offsets of
+ * each (checked later; here only an estimate), and the batches that have rows. */
+static int64_t text_bytes(const rbatch *first, size_t k, const rfield *f, int *nseg) {
   int64_t bytes = 0;
   *nseg = 0;
   for (const rbatch *bt = first; bt; bt = bt->next) {
@@ -276,7 +276,6 @@ static int64_t text_bytes(const rbatch *first, int j, size_t k, const rfield *f,
     }
     if (hi > lo && hi - lo < INT64_MAX / 4 - bytes) bytes += hi - lo;
   }
-  (void)j;
   return bytes;
 }
 
@@ -366,7 +365,7 @@ SEXP ts_ipc_read(const uint8_t *b, size_t len, double *nrow, SEXP owner, int *ke
     lazy[j] = 0;
     if (text && owner != R_NilValue) {
       int nseg;
-      int64_t bytes = text_bytes(first, j, k, &fs[j], &nseg);
+      int64_t bytes = text_bytes(first, k, &fs[j], &nseg);
       lazy[j] = bytes >= LAZY_MIN_BYTES && bytes >= LAZY_MIN_MEAN * total;
       if (lazy[j]) {
         SET_VECTOR_ELT(cols, j, ts_lazy_new((R_xlen_t)total, nseg, owner));
