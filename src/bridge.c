@@ -32,9 +32,25 @@ static void go_out_free(void *data) {
   }
 }
 
+/* Finalizer of a table's buffer that lazy text columns still read (ipc_lazy.c). */
+static void owner_free(SEXP p) {
+  void *a = R_ExternalPtrAddr(p);
+  if (!a) return;
+  R_ClearExternalPtr(p);
+  TsFree(a);
+}
+
+/* options(tabscreen.lazy_text = FALSE) makes every text column an ordinary character vector. */
+static int lazy_text(void) {
+  SEXP v = Rf_GetOption1(Rf_install("tabscreen.lazy_text"));
+  return v == R_NilValue || Rf_asLogical(v) != FALSE;
+}
+
 /* Builds list(table, json, table2, status, table3) from what Go returned, each table decoded
- * straight from Go's buffer as C_ipc_read returns it, and freed as soon as it is decoded; runs
- * under R_ExecWithCleanup. */
+ * straight from Go's buffer as C_ipc_read returns it, and freed as soon as it is decoded unless a
+ * lazy text column still reads it: then an external pointer owns the buffer (its finalizer frees
+ * it, also after an R error here) and the columns keep that pointer; runs under
+ * R_ExecWithCleanup. */
 static SEXP wrap_out(void *data) {
   go_out *o = data;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 5));
@@ -47,11 +63,30 @@ static SEXP wrap_out(void *data) {
   SET_VECTOR_ELT(out, 3, Rf_ScalarInteger(o->status));
   /* The last table first: a run's questions are its largest, and its buffer is freed before the
    * others become R vectors. */
+  int lazy = lazy_text();
   for (int i = 2; i >= 0; i--) {
     if (!o->buf[i]) continue;
-    SET_VECTOR_ELT(out, slot[i], ts_ipc_read_list(o->buf[i], o->len[i]));
-    TsFree(o->buf[i]);
-    o->buf[i] = NULL;
+    void *buf = o->buf[i];
+    SEXP owner = R_NilValue;
+    if (lazy) {
+      owner = ts_owner_new(buf, owner_free);
+      PROTECT(owner);
+      R_RegisterCFinalizerEx(owner, owner_free, FALSE);
+      o->buf[i] = NULL; /* the owner's now: nothing allocates between the two */
+    } else {
+      PROTECT(owner);
+    }
+    int kept = 0;
+    SET_VECTOR_ELT(out, slot[i], ts_ipc_read_list(buf, o->len[i], owner, &kept));
+    if (!kept) { /* no lazy column: the buffer goes at once, not at some later collection */
+      if (owner != R_NilValue) {
+        owner_free(owner);
+      } else {
+        TsFree(o->buf[i]);
+        o->buf[i] = NULL;
+      }
+    }
+    UNPROTECT(1);
   }
   UNPROTECT(2);
   return out;

@@ -34,5 +34,6 @@ void R_init_tabscreen(DllInfo *dll) {
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
+  ts_lazy_init(dll);
   ts_protect_signal_handlers();
 }

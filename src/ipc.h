@@ -135,12 +135,36 @@ enum { TS_UTF8 = 1, TS_INT32, TS_FLOAT64, TS_BOOL, TS_LARGE_UTF8 };
 SEXP ts_ipc_write(SEXP cols, SEXP names, double nrow, ts_err *e);
 
 /* Decodes an IPC stream into a named list of R vectors (*nrow rows).
- * Returns NULL with e set on any invalid input. */
-SEXP ts_ipc_read(const uint8_t *buf, size_t len, double *nrow, ts_err *e);
+ * Returns NULL with e set on any invalid input. owner: R_NilValue, or an
+ * object that keeps buf alive and unchanged for as long as it is referenced
+ * (an external pointer whose finalizer frees buf): large text columns then
+ * stay in buf as lazy character vectors (ipc_lazy.c) that reference owner,
+ * and *kept is 1 if any does. */
+SEXP ts_ipc_read(const uint8_t *buf, size_t len, double *nrow, SEXP owner, int *kept, ts_err *e);
 
 /* Decodes an IPC stream held anywhere (an R raw vector, a buffer from Go) into
- * list(named list of columns | NULL, nrow, error | NULL), never raising for bad data. */
-SEXP ts_ipc_read_list(const uint8_t *buf, size_t len);
+ * list(named list of columns | NULL, nrow, error | NULL), never raising for bad
+ * data. owner and *kept as for ts_ipc_read (*kept is 0 on an error). */
+SEXP ts_ipc_read_list(const uint8_t *buf, size_t len, SEXP owner, int *kept);
+
+/* ---- lazy text columns (ipc_lazy.c) --------------------------------------- */
+
+#include <R_ext/Rdynload.h>
+/* An owner for ts_ipc_read: an external pointer to buf whose release(owner)
+ * frees buf and clears the pointer; it is called when the last lazy column
+ * of the owner is complete (the caller also registers it as the finalizer). */
+SEXP ts_owner_new(void *buf, void (*release)(SEXP owner));
+/* Registers the ALTREP class (R_init_tabscreen). */
+void ts_lazy_init(DllInfo *dll);
+/* A lazy character vector of n rows in nseg segments, keeping owner. */
+SEXP ts_lazy_new(R_xlen_t n, int nseg, SEXP owner);
+/* Adds the segment of rows row .. row + n - 1: n + 1 offsets (4 bytes, or 8
+ * when wide) into data, validity bitmap valid (NULL: no nulls). Every string
+ * must have been checked (bounds, UTF-8, no NUL). */
+void ts_lazy_add(SEXP x, R_xlen_t row, R_xlen_t n, const uint8_t *offs, const uint8_t *data,
+                 const uint8_t *valid, int wide);
+/* Ends the building of x. */
+void ts_lazy_done(SEXP x);
 
 /* ---- .Call entry points (ipc_r.c) ---------------------------------------- */
 

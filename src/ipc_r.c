@@ -34,10 +34,12 @@ SEXP C_ipc_write(SEXP cols, SEXP names, SEXP nrow) {
   return out;
 }
 
-SEXP ts_ipc_read_list(const uint8_t *buf, size_t len) {
+SEXP ts_ipc_read_list(const uint8_t *buf, size_t len, SEXP owner, int *kept) {
   ts_err e = {{0}};
   double nrow = 0;
-  SEXP cols = ts_ipc_read(buf, len, &nrow, &e);
+  *kept = 0;
+  SEXP cols = ts_ipc_read(buf, len, &nrow, owner, kept, &e);
+  if (!cols) *kept = 0;
   if (cols) PROTECT(cols);
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
   if (cols) {
@@ -59,5 +61,7 @@ SEXP C_ipc_read(SEXP raw) {
     UNPROTECT(1);
     return out;
   }
-  return ts_ipc_read_list(RAW(raw), (size_t)XLENGTH(raw));
+  /* Eager: the raw vector is the caller's, who may reuse or change it (C code can in place). */
+  int kept;
+  return ts_ipc_read_list(RAW(raw), (size_t)XLENGTH(raw), R_NilValue, &kept);
 }

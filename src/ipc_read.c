@@ -184,8 +184,9 @@ static const uint8_t *batch_buffer(const rbatch *bt, size_t k, int64_t *len) {
 
 #define IS_VALID(bm, i) (!(bm) || ((bm)[(i) >> 3] >> ((i) & 7)) & 1)
 
-/* Copies the column j of batch bt into x from row at. */
-static int fill(SEXP x, R_xlen_t at, const rbatch *bt, int j, size_t k, const rfield *f, ts_err *e) {
+/* Copies the column j of batch bt into x from row at; a lazy x (ipc_lazy.c) gets the batch's
+ * buffers, checked as the strings of an eager one are. */
+static int fill(SEXP x, int lazy, R_xlen_t at, const rbatch *bt, int j, size_t k, const rfield *f, ts_err *e) {
   int64_t n = bt->length, vlen, blen, dlen;
   int64_t nulls = (int64_t)ts_rd64(bt->meta.buf + bt->nodes + 16 * (size_t)j + 8);
   const uint8_t *vbuf = batch_buffer(bt, k, &vlen);
@@ -215,12 +216,13 @@ static int fill(SEXP x, R_xlen_t at, const rbatch *bt, int j, size_t k, const rf
           if (bad)
             return ts_fail(e, "column '%.*s', row %lld: %s", q, f->name, (long long)(at + i + 1),
                            bad == 2 ? "the text holds a NUL byte, which R strings cannot" : "the text is not valid UTF-8");
-          SET_STRING_ELT(x, at + i, Rf_mkCharLenCE((const char *)data + prev, (int)len, CE_UTF8));
-        } else {
+          if (!lazy) SET_STRING_ELT(x, at + i, Rf_mkCharLenCE((const char *)data + prev, (int)len, CE_UTF8));
+        } else if (!lazy) {
           SET_STRING_ELT(x, at + i, NA_STRING);
         }
         prev = next;
       }
+      if (lazy) ts_lazy_add(x, at, (R_xlen_t)n, buf, data, valid, wide);
       break;
     }
     case TS_INT32: {
@@ -254,7 +256,36 @@ static int fill(SEXP x, R_xlen_t at, const rbatch *bt, int j, size_t k, const rf
   return 0;
 }
 
-SEXP ts_ipc_read(const uint8_t *b, size_t len, double *nrow, ts_err *e) {
+/* Text of the column whose first buffer is k in all batches, from the first and last offsets of
+ * each (checked later; here only an estimate), and the batches that have rows. */
+static int64_t text_bytes(const rbatch *first, size_t k, const rfield *f, int *nseg) {
+  int64_t bytes = 0;
+  *nseg = 0;
+  for (const rbatch *bt = first; bt; bt = bt->next) {
+    if (bt->length == 0) continue;
+    (*nseg)++;
+    int64_t olen;
+    const uint8_t *offs = batch_buffer(bt, k + 1, &olen);
+    int64_t lo, hi;
+    if (f->kind == TS_LARGE_UTF8) {
+      lo = (int64_t)ts_rd64(offs);
+      hi = (int64_t)ts_rd64(offs + 8 * bt->length);
+    } else {
+      lo = (int32_t)ts_rd32(offs);
+      hi = (int32_t)ts_rd32(offs + 4 * bt->length);
+    }
+    if (hi > lo && hi - lo < INT64_MAX / 4 - bytes) bytes += hi - lo;
+  }
+  return bytes;
+}
+
+/* A text column becomes lazy (ipc_lazy.c) when its strings are long and many: making R strings of
+ * short ones costs little (most are already interned: model names, dates), and a small table is
+ * simpler as plain vectors. */
+#define LAZY_MIN_BYTES (1 << 20)
+#define LAZY_MIN_MEAN 64
+
+SEXP ts_ipc_read(const uint8_t *b, size_t len, double *nrow, SEXP owner, int *kept, ts_err *e) {
   size_t pos = 0;
   int nf = -1, eos = 0;
   rfield *fs = NULL;
@@ -321,20 +352,35 @@ SEXP ts_ipc_read(const uint8_t *b, size_t len, double *nrow, ts_err *e) {
 
   SEXP cols = PROTECT(Rf_allocVector(VECSXP, nf));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, nf));
+  int *lazy = (int *)R_alloc((size_t)nf + 1, sizeof(int));
+  *kept = 0;
+  size_t k = 0;
   for (int j = 0; j < nf; j++) {
     SET_STRING_ELT(names, j, Rf_mkCharLenCE(fs[j].name, (int)fs[j].name_len, CE_UTF8));
-    SEXPTYPE t = (fs[j].kind == TS_UTF8 || fs[j].kind == TS_LARGE_UTF8) ? STRSXP
-                 : fs[j].kind == TS_INT32                                ? INTSXP
-                 : fs[j].kind == TS_FLOAT64                              ? REALSXP
-                                                                         : LGLSXP;
-    SET_VECTOR_ELT(cols, j, Rf_allocVector(t, (R_xlen_t)total));
+    int text = fs[j].kind == TS_UTF8 || fs[j].kind == TS_LARGE_UTF8;
+    SEXPTYPE t = text                         ? STRSXP
+                 : fs[j].kind == TS_INT32     ? INTSXP
+                 : fs[j].kind == TS_FLOAT64   ? REALSXP
+                                              : LGLSXP;
+    lazy[j] = 0;
+    if (text && owner != R_NilValue) {
+      int nseg;
+      int64_t bytes = text_bytes(first, k, &fs[j], &nseg);
+      lazy[j] = bytes >= LAZY_MIN_BYTES && bytes >= LAZY_MIN_MEAN * total;
+      if (lazy[j]) {
+        SET_VECTOR_ELT(cols, j, ts_lazy_new((R_xlen_t)total, nseg, owner));
+        *kept = 1;
+      }
+    }
+    if (!lazy[j]) SET_VECTOR_ELT(cols, j, Rf_allocVector(t, (R_xlen_t)total));
+    k += (size_t)nbufs_of(fs[j].kind);
   }
   Rf_setAttrib(cols, R_NamesSymbol, names);
   R_xlen_t at = 0;
   for (rbatch *bt = first; bt; bt = bt->next) {
-    size_t k = 0;
+    k = 0;
     for (int j = 0; j < nf; j++) {
-      if (fill(VECTOR_ELT(cols, j), at, bt, j, k, &fs[j], e)) {
+      if (fill(VECTOR_ELT(cols, j), lazy[j], at, bt, j, k, &fs[j], e)) {
         UNPROTECT(2);
         return NULL;
       }
@@ -342,6 +388,8 @@ SEXP ts_ipc_read(const uint8_t *b, size_t len, double *nrow, ts_err *e) {
     }
     at += (R_xlen_t)bt->length;
   }
+  for (int j = 0; j < nf; j++)
+    if (lazy[j]) ts_lazy_done(VECTOR_ELT(cols, j));
   UNPROTECT(2);
   *nrow = (double)total;
   return cols;

@@ -32,9 +32,23 @@ int ts_host_le(void) {
 #define TS_HI 0x8080808080808080ULL
 #define TS_LO 0x0101010101010101ULL
 
+/* 1 if none of the 32 bytes at s has its high bit set or is zero. Four words tested together:
+ * text is mostly ASCII, and one branch per word made the check as slow as copying the text. */
+static inline int ascii32(const uint8_t *s) {
+  uint64_t a, b, c, d;
+  memcpy(&a, s, 8);
+  memcpy(&b, s + 8, 8);
+  memcpy(&c, s + 16, 8);
+  memcpy(&d, s + 24, 8);
+  uint64_t hi = a | b | c | d;
+  uint64_t zero = ((a - TS_LO) & ~a) | ((b - TS_LO) & ~b) | ((c - TS_LO) & ~c) | ((d - TS_LO) & ~d);
+  return !((hi | zero) & TS_HI);
+}
+
 int ts_utf8_check(const uint8_t *s, size_t n) {
   size_t i = 0;
   while (i < n) {
+    while (i + 32 <= n && ascii32(s + i)) i += 32;
     while (i + 8 <= n) {
       uint64_t v;
       memcpy(&v, s + i, 8);

@@ -60,10 +60,8 @@ static int scan_column(wcol *c, R_xlen_t n, ts_err *e) {
                          (double)i + 1);
         const void *vmax = vmaxget();
         size_t len;
-        const char *p = utf8_of(s, &len);
-        int bad = check_string(c, i, p, len, e);
+        utf8_of(s, &len); /* no copy for UTF-8 and ASCII: only translations allocate */
         vmaxset(vmax);
-        if (bad) return -1;
         bytes += (int64_t)len;
         if (bytes > INT32_MAX)
           return ts_fail(e, "column '%.*s' holds more than 2 GB of text, the limit of an Arrow utf8 column", q,
@@ -203,7 +201,22 @@ static void write_batch(ts_fbw *w, const wcol *cols, int ncol, int64_t nrow, int
     }
 }
 
-/* Pass 2 for one column: its buffers, at body + boff. The body was zeroed.
+/* Zeroes what pass 2 does not write of column c: validity bitmaps and bool data (bits are or'ed
+ * in) and the padding after each buffer. Zeroing the whole body first wrote the text twice. */
+static void zero_column(const wcol *c, uint8_t *body) {
+  for (int b = 0; b < c->nbuf; b++) {
+    uint8_t *p = body + c->boff[b];
+    int64_t len = c->blen[b];
+    int bits = b == 0 || c->kind == TS_BOOL;
+    if (bits) {
+      memset(p, 0, (size_t)PAD8(len));
+    } else {
+      memset(p + len, 0, (size_t)(PAD8(len) - len));
+    }
+  }
+}
+
+/* Pass 2 for one column: its buffers, at body + boff (zero_column first).
  * Fails only if the text changed since pass 1 (an ALTREP vector could), so
  * the measured buffer is never overrun. */
 static int fill_column(const wcol *c, uint8_t *body, R_xlen_t n, ts_err *e) {
@@ -228,11 +241,15 @@ static int fill_column(const wcol *c, uint8_t *body, R_xlen_t n, ts_err *e) {
           }
           memcpy(data + pos, p, len);
           vmaxset(vmax);
+          /* checked here rather than in pass 1, where the text would be read once more: the copy
+           * is still in the cache */
+          if (check_string(c, i, (const char *)data + pos, len, e)) return -1;
           pos += (uint32_t)len;
           if (valid) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
         }
         ts_wr32(offs + 4 * (i + 1), pos);
       }
+      if ((int64_t)pos < c->data_bytes) memset(data + pos, 0, (size_t)(c->data_bytes - (int64_t)pos));
       break;
     }
     case TS_INT32: {
@@ -355,10 +372,11 @@ SEXP ts_ipc_write(SEXP cols, SEXP names, double rows, ts_err *e) {
   int64_t total = 8 + schema_len + 8 + batch_len + body_len + 8;
   SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)total));
   uint8_t *o = RAW(out);
-  memset(o, 0, (size_t)total);
+  memset(o, 0, (size_t)(8 + schema_len + 8 + batch_len));
   size_t at = put_message(o, 0, schema_len, schema_fn, &m);
   at = put_message(o, at, batch_len, batch_fn, &m);
   for (int j = 0; j < ncol; j++) {
+    zero_column(&cs[j], o + at);
     if (fill_column(&cs[j], o + at, nrow, e)) {
       UNPROTECT(1);
       return NULL;

@@ -46,6 +46,9 @@ type Column struct {
 	F64   []float64
 	Bool  []bool
 	Valid []bool
+
+	// view is the stream that View read the column's strings from, in place (adjacentStrings).
+	view []byte
 }
 
 // Len returns the number of values in the column.

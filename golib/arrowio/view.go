@@ -52,6 +52,9 @@ func View(b []byte) (*Table, error) {
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
+		if c.Kind == KindUtf8 {
+			c.view = b
+		}
 		if c.Kind == KindUtf8 && c.Str == nil {
 			c.Str = []string{}
 		}

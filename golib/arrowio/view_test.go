@@ -86,3 +86,63 @@ func FuzzView(f *testing.F) {
 		}
 	})
 }
+
+// A table that View read is encoded from its strings' own memory (adjacentStrings); the stream
+// reads back as the table, with its nulls and empty strings, as the builder's does.
+func TestEncodeOfViewUsesTheStringsInPlace(t *testing.T) {
+	orig := allKinds(30000, true).AddStr("abstract", func() []string {
+		s := make([]string, 30000)
+		for i := range s {
+			if i%5 != 0 {
+				s[i] = strings.Repeat("Jørgensen 😀 abc ", i%100)
+			}
+		}
+		return s
+	}(), nil)
+	// one record batch, as R's encoder writes: a column's strings are then adjacent throughout
+	saved := batchBytes
+	batchBytes = 1 << 30
+	b, err := Encode(orig)
+	batchBytes = saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewed, err := View(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(tb *Table, name string) *Column {
+		c, ok := tb.Col(name)
+		if !ok {
+			t.Fatalf("no column %q", name)
+		}
+		return c
+	}
+	for _, name := range []string{"s", "abstract"} {
+		c := col(viewed, name)
+		total := 0
+		for i, s := range c.Str {
+			if !c.IsNull(i) {
+				total += len(s)
+			}
+		}
+		if adjacentStrings(c, total) == nil {
+			t.Fatalf("column %q of a viewed table: not encoded in place", name)
+		}
+		if name == "abstract" && adjacentStrings(col(orig, name), total) != nil {
+			t.Fatalf("column %q of a built table: its strings are not adjacent", name)
+		}
+	}
+	again, err := Encode(viewed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertTablesEqual(t, orig, back)
+	if v2 := decodeBoth(t, again); v2 == nil {
+		t.Fatal("no table")
+	}
+}

@@ -7,20 +7,24 @@ import "C"
 
 import (
 	"fmt"
-	"io"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
 // roundTrip reads an IPC stream with arrowio (in place: nothing of it outlives the call) and
-// encodes the table again into w.
-func roundTrip(in []byte, w io.Writer) error {
+// encodes the table again into a C buffer of the size it needs.
+func roundTrip(in []byte) (*cBuffer, error) {
 	t, err := arrowio.View(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return arrowio.EncodeTo(t, w)
+	b := newCBuffer(arrowio.SizeHint(t))
+	if err := arrowio.EncodeTo(t, b); err != nil {
+		b.free()
+		return nil, err
+	}
+	return b, nil
 }
 
 // TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out, *outLen (malloc'ed,
@@ -42,11 +46,10 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 	if inLen > 0 {
 		inBytes = unsafe.Slice((*byte)(in), int(inLen))
 	}
-	b := newCBuffer(len(inBytes))
+	var b *cBuffer
 	var err error
-	bulkGC(func() { err = roundTrip(inBytes, b) })
+	bulkGC(func() { b, err = roundTrip(inBytes) })
 	if err != nil {
-		b.free()
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	*out, *outLen = b.p, C.size_t(b.len)

@@ -18,20 +18,35 @@ func TestRoundTripExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Into C memory, through a buffer that starts too small and has to grow.
-	out := newCBuffer(16)
-	defer out.free()
-	if err := roundTrip(in, out); err != nil {
+	// Into C memory, in a buffer of the size SizeHint gives.
+	out, err := roundTrip(in)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer out.free()
 	// arrow-go is deterministic: decoding and re-encoding its own stream is the identity
 	if !bytes.Equal(in, out.bytes()) {
 		t.Fatalf("round trip changed the stream (%d -> %d bytes)", len(in), out.len)
 	}
-	if err := roundTrip(in[:len(in)-3], &bytes.Buffer{}); err == nil {
+	// Through a buffer that starts too small and has to grow.
+	tab, err := arrowio.View(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := newCBuffer(16)
+	defer small.free()
+	if err := arrowio.EncodeTo(tab, small); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in, small.bytes()) {
+		t.Fatalf("encoding into a growing buffer changed the stream (%d -> %d bytes)", len(in), small.len)
+	}
+	if b, err := roundTrip(in[:len(in)-3]); err == nil {
+		b.free()
 		t.Fatal("truncated stream accepted")
 	}
-	if err := roundTrip(nil, &bytes.Buffer{}); err == nil {
+	if b, err := roundTrip(nil); err == nil {
+		b.free()
 		t.Fatal("empty input accepted")
 	}
 }

@@ -259,6 +259,109 @@ test_that("100,000 rows of abstracts (over 100 MB of text) round trip intact", {
   expect_same_table(ipc_roundtrip_go(df), df)
 })
 
+# Large text columns that come from Go stay in Go's buffer as lazy character vectors (ALTREP,
+# src/ipc_lazy.c) until R reads them.
+is_lazy <- function(x) any(grepl("tabscreen lazy utf8", utils::capture.output(.Internal(inspect(x)))))
+is_complete <- function(x) any(grepl("complete", utils::capture.output(.Internal(inspect(x)))))
+
+lazy_df <- function(n = 20000) {
+  # about 12 MB of text: more than one record batch of Go's encoder (8 MB each)
+  words <- c("Jørgensen", "naïve café", "中文字符", "😀", "кириллица", "plain ascii text")
+  text <- paste(rep(sprintf("Abstract %d:", seq_len(n)), each = 1), strrep(sample(words, n, TRUE), 40))
+  text[seq(7, n, by = 97)] <- NA
+  text[[3]] <- ""
+  data.frame(id = seq_len(n), text = text, short = sprintf("m%d", seq_len(n) %% 5), stringsAsFactors = FALSE)
+}
+
+test_that("large text columns from Go are lazy and read as the eager ones", {
+  withr::local_seed(11)
+  df <- lazy_df()
+  back <- ipc_roundtrip_go(df)
+  expect_true(is_lazy(back$text))
+  expect_false(is_lazy(back$short)) # short strings are made at once
+  expect_false(is_lazy(df$text))
+  x <- back$text
+  expect_identical(length(x), nrow(df))
+  # single elements, a subset, NA, the empty string and the encoding, before the rest is made
+  expect_identical(x[[2]], df$text[[2]])
+  expect_identical(x[c(nrow(df), 1, 9000, 7, 3)], df$text[c(nrow(df), 1, 9000, 7, 3)])
+  expect_false(is_complete(x))
+  expect_identical(is.na(x), is.na(df$text))
+  utf8 <- which(grepl("[^ -~]", df$text))
+  expect_gt(length(utf8), 1000)
+  expect_true(all(Encoding(x[utf8]) == "UTF-8"))
+  expect_identical(enc2native(x[utf8[1:5]]), enc2native(df$text[utf8[1:5]]))
+  ascii <- which(!is.na(df$text) & !grepl("[^ -~]", df$text))
+  expect_true(all(Encoding(x[ascii]) == "unknown"))
+  # the whole vector (Dataptr), and functions that read it at once
+  expect_identical(x, df$text)
+  expect_true(is_complete(x))
+  expect_identical(sort(back$text, na.last = TRUE), sort(df$text, na.last = TRUE))
+  expect_identical(nchar(back$text, "bytes"), nchar(df$text, "bytes"))
+  expect_same_table(back, df)
+})
+
+test_that("a lazy column can be modified, copied and saved as a plain character vector", {
+  withr::local_seed(12)
+  df <- lazy_df(15000)
+  back <- ipc_roundtrip_go(df)
+  x <- back$text
+  y <- x
+  y[2] <- "changed é"
+  expect_identical(y[2], "changed é")
+  expect_identical(x[2], df$text[2]) # the copy was changed, not the vector it came from
+  expect_identical(y[-2], df$text[-2])
+  back$text[5] <- NA
+  expect_true(is.na(back$text[5]))
+  expect_identical(back$text[-5], df$text[-5])
+  # modified in place (Set_elt): a fresh lazy vector that nothing else references
+  z <- ipc_roundtrip_go(df)$text
+  z[[1]] <- "first"
+  expect_identical(z, c("first", df$text[-1]))
+
+  f <- withr::local_tempfile(fileext = ".rds")
+  fresh <- ipc_roundtrip_go(df)
+  saveRDS(fresh, f)
+  read <- readRDS(f)
+  expect_false(is_lazy(read$text))
+  expect_identical(read$text, df$text)
+  expect_identical(unserialize(serialize(ipc_roundtrip_go(df)$text, NULL)), df$text)
+})
+
+test_that("a lazy column outlives its table and collections, read before and after", {
+  withr::local_seed(13)
+  df <- lazy_df(12000)
+  x <- ipc_roundtrip_go(df)$text
+  first <- x[1:10]
+  gc()
+  gc(full = TRUE)
+  expect_identical(x[11:20], df$text[11:20])
+  tab <- ipc_roundtrip_go(df)
+  w <- tab$text
+  rm(tab)
+  gc(full = TRUE)
+  for (i in seq(1, 12000, by = 1000)) expect_identical(w[[i]], df$text[[i]])
+  expect_identical(first, df$text[1:10])
+  expect_identical(x, df$text)
+  gc(full = TRUE)
+  expect_identical(w, df$text)
+  # every row read one by one: the vector is complete and needs Go's buffer no more
+  v <- ipc_roundtrip_go(df)$text
+  for (i in seq_along(v)) v[[i]]
+  expect_true(is_complete(v))
+  gc(full = TRUE)
+  expect_identical(v, df$text)
+})
+
+test_that("options(tabscreen.lazy_text = FALSE) gives plain character vectors", {
+  withr::local_seed(14)
+  df <- lazy_df(12000)
+  withr::local_options(tabscreen.lazy_text = FALSE)
+  back <- ipc_roundtrip_go(df)
+  expect_false(is_lazy(back$text))
+  expect_same_table(back, df)
+})
+
 # ---- JS apache-arrow (tests/node) -------------------------------------------------------------
 
 node_dir <- function() normalizePath(test_path("..", "node"), mustWork = FALSE)
