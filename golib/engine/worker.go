@@ -224,11 +224,11 @@ func (r *Run) send(req provider.Request) attempt {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	start := r.clock.Now()
-	resp, err := r.client.R().SetContext(r.ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
+	status, header, body, err := post(r.ctx, r.client, req)
 	at := r.clock.Now()
 	a := attempt{took: at.Sub(start), at: at, err: err}
 	if err == nil {
-		a.status, a.headers, a.body = resp.StatusCode(), resp.Header(), resp.Body()
+		a.status, a.headers, a.body = status, header, body
 	}
 	return a
 }

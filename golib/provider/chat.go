@@ -126,12 +126,13 @@ func (a *chat) Request(c *Call) (Request, error) {
 }
 
 func (a *chat) body(c *Call) ([]byte, error) {
-	fields := []field{
-		{"model", c.Model.Name},
-		{"messages", []map[string]string{{"role": a.s.Role, "content": c.Question}}},
-		{"tools", a.toolsJSON},
-		{"tool_choice", a.toolChoice},
-	}
+	fields := make([]field, 0, 10)
+	fields = append(fields,
+		field{"model", c.Model.Name},
+		field{"messages", []chatMessage{{Role: a.s.Role, Content: c.Question}}},
+		field{"tools", a.toolsJSON},
+		field{"tool_choice", a.toolChoice},
+	)
 	if a.builtin {
 		fields = append(fields, field{"parallel_tool_calls", false})
 	}
@@ -152,7 +153,14 @@ func (a *chat) body(c *Call) ([]byte, error) {
 	if a.s.Cache && c.CacheKey != "" && c.PromptReuse >= 2 {
 		fields = append(fields, field{"prompt_cache_key", c.CacheKey})
 	}
-	return mergeBody(fields, a.s.ExtraBody)
+	return buildBody(fields, a.s.ExtraBody)
+}
+
+// chatMessage is one message of the request. Its fields are in the order json.Marshal writes the
+// keys of the map this replaced ({"content", "role"}), so that either writer gives the same body.
+type chatMessage struct {
+	Content string `json:"content"`
+	Role    string `json:"role"`
 }
 
 type chatResponse struct {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,42 +214,47 @@ func New(name string, s Settings) (Adapter, error) {
 // probeMessages is the question of the smallest request (rate_limits_per_minute()).
 var probeMessages = []map[string]string{{"role": "user", "content": "Reply with OK."}}
 
+// buildBody is mergeBody; the tests swap in the encoding/json writer it replaced, to compare.
+var buildBody = mergeBody
+
 // mergeBody writes fields in order and lets the user's extra fields override ours.
 func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
-	buf := make([]byte, 0, 1024)
+	size := 2
+	for _, f := range fields {
+		size += len(f.key) + 4 + jsonSizeHint(f.value)
+	}
+	for k, v := range extra {
+		size += len(k) + 4 + len(v)
+	}
+	buf := make([]byte, 0, size)
 	buf = append(buf, '{')
-	seen := make(map[string]bool, len(fields))
-	first := true
-	write := func(k string, v []byte) {
-		if !first {
+	key := func(k string) {
+		if len(buf) > 1 {
 			buf = append(buf, ',')
 		}
-		first = false
-		kb, _ := json.Marshal(k)
-		buf = append(buf, kb...)
+		buf = appendJSONString(buf, k)
 		buf = append(buf, ':')
-		buf = append(buf, v...)
 	}
 	for _, f := range fields {
-		seen[f.key] = true
+		key(f.key)
 		if v, ok := extra[f.key]; ok {
-			write(f.key, v)
+			buf = append(buf, v...)
 			continue
 		}
 		// The tools and the tool choice are marshalled once per run, not once per request.
 		if raw, ok := f.value.(json.RawMessage); ok {
-			write(f.key, raw)
+			buf = append(buf, raw...)
 			continue
 		}
-		v, err := json.Marshal(f.value)
-		if err != nil {
+		var err error
+		if buf, err = appendJSONValue(buf, f.value); err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.key, err)
 		}
-		write(f.key, v)
 	}
 	for k, v := range extra {
-		if !seen[k] {
-			write(k, v)
+		if !slices.ContainsFunc(fields, func(f field) bool { return f.key == k }) {
+			key(k)
+			buf = append(buf, v...)
 		}
 	}
 	return append(buf, '}'), nil
