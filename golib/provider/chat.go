@@ -164,27 +164,45 @@ type chatMessage struct {
 }
 
 type chatResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens     int64 `json:"cached_tokens"`
-			CacheWriteTokens int64 `json:"cache_write_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+}
+
+type chatChoice struct {
+	FinishReason string `json:"finish_reason"`
+	Message      struct {
+		Refusal   *string        `json:"refusal"`
+		ToolCalls []chatToolCall `json:"tool_calls"`
+	} `json:"message"`
+}
+
+type chatToolCall struct {
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatUsage struct {
+	PromptTokens        int64             `json:"prompt_tokens"`
+	CompletionTokens    int64             `json:"completion_tokens"`
+	PromptTokensDetails *chatTokenDetails `json:"prompt_tokens_details"`
+}
+
+type chatTokenDetails struct {
+	CachedTokens     int64 `json:"cached_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+}
+
+// decodeChat reads a reply: the fields the adapter reads at once when the body has the common
+// shape (chatdecode.go), else through encoding/json.
+func decodeChat(body []byte, r *chatResponse) *Failure {
+	if decodeChatFast(body, r) {
+		return nil
+	}
+	*r = chatResponse{}
+	return decodeResponse(body, r)
 }
 
 func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
@@ -193,9 +211,14 @@ func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
 
 func (a *chat) parse(c *Call, body []byte) Outcome {
 	var r chatResponse
-	if f := decodeResponse(body, &r); f != nil {
+	if f := decodeChat(body, &r); f != nil {
 		return Outcome{Failure: f}
 	}
+	return a.parseDecoded(c, &r)
+}
+
+// parseDecoded reads the decision of a decoded reply.
+func (a *chat) parseDecoded(c *Call, r *chatResponse) Outcome {
 	o := Outcome{Submodel: r.Model}
 	if r.Usage != nil {
 		o.Usage = screen.Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens}

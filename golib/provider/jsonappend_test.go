@@ -216,7 +216,7 @@ func BenchmarkChatBody(b *testing.B) {
 			buildBody = w.f
 			defer func() { buildBody = mergeBody }()
 			b.ReportAllocs()
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				if _, err := a.Request(call); err != nil {
 					b.Fatal(err)
 				}
