@@ -53,10 +53,19 @@ func writeCollapsed(b *strings.Builder, s string) {
 				i++
 				continue
 			}
-			// Abstracts are mostly ASCII: a run of it is copied at once, not rune by rune.
+			// Abstracts are mostly ASCII: a run of it is copied at once, not rune by rune, and
+			// so are the single spaces between its words, which stay as they are.
 			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf && !asciiSpace[s[j]] {
-				j++
+			for j < len(s) {
+				if c := s[j]; c < utf8.RuneSelf && !asciiSpace[c] {
+					j++
+					continue
+				}
+				if s[j] == ' ' && j+1 < len(s) && s[j+1] < utf8.RuneSelf && !asciiSpace[s[j+1]] {
+					j += 2
+					continue
+				}
+				break
 			}
 			if pendingSpace {
 				b.WriteByte(' ')
