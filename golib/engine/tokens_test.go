@@ -233,3 +233,4 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 		t.Fatal("tpm 0 accepted")
 	}
 }
+
