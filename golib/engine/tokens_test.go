@@ -233,4 +233,3 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 		t.Fatal("tpm 0 accepted")
 	}
 }
-
