@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,11 +91,23 @@ type Attempt struct {
 
 // JobKey is the stable name of a job within a run.
 func JobKey(record, promptID int32, model string, topP float64, hasTopP bool, n int32) string {
-	t := "-"
+	// Appended rather than formatted with fmt ("%d/%d/%s/%g/%d", "-" without top_p): the key is
+	// made for every job, twice. strconv's shortest 'g' is what %g writes (session_test.go).
+	b := make([]byte, 0, len(model)+32)
+	b = strconv.AppendInt(b, int64(record), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(promptID), 10)
+	b = append(b, '/')
+	b = append(b, model...)
+	b = append(b, '/')
 	if hasTopP {
-		t = fmt.Sprintf("%g", topP)
+		b = strconv.AppendFloat(b, topP, 'g', -1, 64)
+	} else {
+		b = append(b, '-')
 	}
-	return fmt.Sprintf("%d/%d/%s/%s/%d", record, promptID, model, t, n)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return string(b)
 }
 
 // Session is a run claimed in a store: what it already holds, and the writer that commits every
