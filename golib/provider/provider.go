@@ -299,7 +299,7 @@ func readCall(o *Outcome, tools []screen.Tool, custom bool, name string, rawArgs
 	if tool == nil {
 		return false
 	}
-	args, object, err := decodeArguments(rawArgs)
+	args, object, err := decodeArguments(rawArgs, custom)
 	if err == nil {
 		o.Decision, err = screen.ReadDecision(args, tool)
 	}
@@ -336,8 +336,10 @@ func noCall(m *Model) *Failure {
 
 // decodeArguments reads tool arguments that arrive either as a JSON string (OpenAI, usually
 // Mistral) or as a JSON object (Anthropic, sometimes Mistral), and returns them also as the JSON
-// object's text, compacted.
-func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
+// object's text, compacted, when text is true (custom tools keep it; the built-in tool does not,
+// and compacting text that has just been decoded cannot fail, so leaving it out changes nothing
+// else).
+func decodeArguments(raw json.RawMessage, text bool) (map[string]any, json.RawMessage, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		raw = json.RawMessage(s)
@@ -348,6 +350,9 @@ func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, erro
 	}
 	if args == nil {
 		return nil, nil, fmt.Errorf("the tool arguments are not a JSON object")
+	}
+	if !text {
+		return args, nil, nil
 	}
 	var object bytes.Buffer
 	if err := json.Compact(&object, raw); err != nil {
