@@ -260,7 +260,7 @@ func appendAnyMap(dst []byte, m map[string]any) ([]byte, bool) {
 func jsonSizeHint(v any) int {
 	switch x := v.(type) {
 	case string:
-		return len(x) + len(x)/16 + 2
+		return len(x) + len(x)/8 + 16
 	case json.RawMessage:
 		return len(x)
 	case []map[string]string:
@@ -282,7 +282,7 @@ func jsonSizeHint(v any) int {
 	case []chatMessage:
 		n := 2
 		for _, m := range x {
-			n += len(m.Content) + len(m.Content)/16 + len(m.Role) + 24
+			n += len(m.Content) + len(m.Content)/8 + len(m.Role) + 48
 		}
 		return n
 	case []textBlock:

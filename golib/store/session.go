@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -508,7 +509,7 @@ func (s *Session) insert(batch []Answer) error {
 			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
 			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
 			a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
-			nullString(string(a.Request), a.Request != nil), nullString(string(a.Response), a.Response != nil))
+			nullString(bytesText(a.Request), a.Request != nil), nullString(bytesText(a.Response), a.Response != nil))
 		if err != nil {
 			return err
 		}
@@ -517,7 +518,7 @@ func (s *Session) insert(batch []Answer) error {
 		}
 		for _, at := range a.Log {
 			if _, err = log.Exec(s.RunID, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
-				nullString(string(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
+				nullString(bytesText(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
 				return err
 			}
 		}
@@ -558,6 +559,11 @@ func (s *Session) release(status string) {
 	activeMu.Unlock()
 	s.store.Close()
 }
+
+// bytesText is a body as the text SQLite stores, without a copy: the driver binds a string's bytes
+// for SQLite to copy (SQLITE_TRANSIENT) and keeps nothing, and a stored body is never changed
+// after its exchange. string(b) copied every request and response once more per answer.
+func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func nullString(v string, ok bool) sql.NullString { return sql.NullString{String: v, Valid: ok} }
 func nullInt(v int64, ok bool) sql.NullInt64      { return sql.NullInt64{Int64: v, Valid: ok} }
