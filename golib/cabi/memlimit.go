@@ -31,7 +31,7 @@ const runGCPercent = 400
 // runSlack is the garbage a run may leave between collections.
 const runSlack = 64 << 20
 
-// limitRunHeap records run h's live heap (measured after its start was collected) and sets the
+// limitRunHeap records run h's heap (its live heap for a large run, whose start was collected) and sets the
 // limit for all runs under way.
 func limitRunHeap(h int64) {
 	var m runtime.MemStats
