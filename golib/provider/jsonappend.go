@@ -32,6 +32,10 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && jsonSafe8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if jsonSafe[b] {
 				i++
@@ -77,6 +81,20 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// jsonSafe8 tells whether eight bytes are all in jsonSafe, looking at the eight at once: no byte
+// of 0x80 or above, none below 0x20, and no quote, backslash, <, > or &.
+func jsonSafe8(b string) bool {
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// Each test is non-zero exactly when some byte is what it looks for (given no byte has its
+	// high bit, which the first term checks).
+	hasZero := func(y uint64) uint64 { return (y - ones) &^ y & highs }
+	bad := x&highs | (x-0x20*ones)&^x&highs |
+		hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones)) | hasZero(x^('<'*ones)) | hasZero(x^('>'*ones)) | hasZero(x^('&'*ones))
+	return bad == 0
 }
 
 // appendJSONFloat is encoding/json's float64 encoding; false for NaN and infinities, which
