@@ -67,6 +67,12 @@ ipc_to_df <- function(raw, call = rlang::caller_env()) {
   ipc_decoded_to_df(.Call(C_ipc_read, raw), call = call)
 }
 
+# tibble is imported so that its namespace (and pillar's, vctrs', ...) is loaded with the package's:
+# loaded on first use, it was a tenth of the CPU of a session's first 10,000-job screening, which
+# needs it anyway for its result.
+#' @importFrom tibble new_tibble
+NULL
+
 # What the C reader returns, list(columns | NULL, nrow, error | NULL), as a tibble.
 ipc_decoded_to_df <- function(decoded, call = rlang::caller_env()) {
   if (!is.null(decoded[[3]])) ipc_abort(decoded[[3]], call = call)

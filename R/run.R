@@ -6,7 +6,6 @@
 poll_interval <- 0.05
 
 #' @importFrom rlang %||%
-#' @importFrom tibble as_tibble
 #' @useDynLib tabscreen, .registration = TRUE
 NULL
 

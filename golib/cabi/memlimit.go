@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -12,15 +13,25 @@ import (
 // of 50 % let garbage grow the heap by half of that again while the run waited on the network. A
 // soft limit a little above the live heap makes the collector run a little more often instead.
 var runLimit struct {
-	mu    sync.Mutex
-	live  map[int64]uint64 // per run: its live heap when it started
-	saved int64
+	mu           sync.Mutex
+	live         map[int64]uint64 // per run: its live heap when it started
+	saved        int64
+	savedPercent int
+	setPercent   bool
 }
+
+// runGCPercent is the GC target while runs are under way. The soft limit above bounds the heap
+// already; under it, the target of 50 % of a small run's live heap (its questions) collected every
+// few megabytes of request and response garbage, a tenth of a zero-latency run's client CPU. With
+// the larger target, a small run is collected when its garbage reaches the limit's slack instead,
+// and a large run, whose limit is below its heap's 400 % target, is collected exactly as before.
+// GOGC, when set, still wins.
+const runGCPercent = 400
 
 // runSlack is the garbage a run may leave between collections.
 const runSlack = 64 << 20
 
-// limitRunHeap records run h's live heap (measured after its start was collected) and sets the
+// limitRunHeap records run h's heap (its live heap for a large run, whose start was collected) and sets the
 // limit for all runs under way.
 func limitRunHeap(h int64) {
 	var m runtime.MemStats
@@ -32,6 +43,9 @@ func limitRunHeap(h int64) {
 	}
 	if len(runLimit.live) == 0 {
 		runLimit.saved = debug.SetMemoryLimit(-1)
+		if _, set := os.LookupEnv("GOGC"); !set {
+			runLimit.savedPercent, runLimit.setPercent = debug.SetGCPercent(runGCPercent), true
+		}
 	}
 	runLimit.live[h] = m.HeapAlloc
 	setRunLimit()
@@ -48,6 +62,10 @@ func unlimitRunHeap(h int64) {
 	delete(runLimit.live, h)
 	if len(runLimit.live) == 0 {
 		debug.SetMemoryLimit(runLimit.saved)
+		if runLimit.setPercent {
+			debug.SetGCPercent(runLimit.savedPercent)
+			runLimit.setPercent = false
+		}
 		return
 	}
 	setRunLimit()

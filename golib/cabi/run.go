@@ -49,6 +49,10 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 	return c.Str, c.Valid, nil
 }
 
+// freeAfterRecords is the size of a records table (bytes of its IPC stream) above which a run's
+// start returns the memory of its setting up to the system.
+const freeAfterRecords = 64 << 20
+
 // TsRunStart starts a run; on success *doc is {"handle": n, "store": ...}.
 //
 //export TsRunStart
@@ -96,9 +100,13 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	runs[h] = run
 	runsMu.Unlock()
 	// The decoded records are garbage now that the questions hold their text: hand the memory
-	// back before the run adds its own.
+	// back before the run adds its own. A small screening's is not worth the forced collection
+	// and the memory's return to the system (a few percent of a 10,000-job run's CPU): its heap is
+	// bounded by the limit below anyway.
 	table, recs = nil, engine.Records{}
-	debug.FreeOSMemory()
+	if recordsLen > freeAfterRecords {
+		debug.FreeOSMemory()
+	}
 	limitRunHeap(h)
 	memPhase("run started")
 	return succeed(doc, map[string]any{"handle": h, "store": run.StoreInfo()})

@@ -280,6 +280,24 @@ func (r *Run) dispatch() {
 	// Jobs answered in the store by an earlier call are not sent (newDispatchQueue leaves them out).
 	r.cache = newCacheLayout(r.opts, r.jobs, r.results)
 	q := newDispatchQueue(r.jobs, r.results, r.cache, r.opts.caching())
+	// A job is handed to a goroutine that has finished one and waits for the next, else to a new
+	// one: a fresh goroutine per job grew its stack anew for every request (decoding and the HTTP
+	// exchange need more than the first 8 KB), a cost in each job's profile.
+	idle := make(chan int)
+	defer close(idle)
+	run := func(i int) {
+		defer wg.Done()
+		defer guard.Recover(func(err error) { r.jobPanicked(i, err) })
+		defer r.sem.Release(1)
+		defer q.ended(i)
+		r.work(i)
+	}
+	worker := func(i int) {
+		defer guard.Recover(r.internalError)
+		for ok := true; ok; i, ok = <-idle {
+			run(i)
+		}
+	}
 	for {
 		if err := r.sem.Acquire(r.ctx, 1); err != nil {
 			break
@@ -290,13 +308,11 @@ func (r *Run) dispatch() {
 			break
 		}
 		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			defer guard.Recover(func(err error) { r.jobPanicked(i, err) })
-			defer r.sem.Release(1)
-			defer q.ended(i)
-			r.work(i)
-		}(i)
+		select {
+		case idle <- i:
+		default:
+			go worker(i)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
@@ -125,7 +124,7 @@ type estimator struct {
 }
 
 // requestRule is the rule's input tokens of a request body.
-func requestRule(body []byte) float64 { return screen.CharTokens(utf8.RuneCount(body)) }
+func requestRule(body []byte) float64 { return screen.CharTokens(runeCount(body)) }
 
 func (e *estimator) estimate(rule float64) float64 {
 	e.mu.Lock()

@@ -231,11 +231,11 @@ func (r *Run) send(req provider.Request, turn ticket) attempt {
 	defer r.inFlight.Add(-1)
 	start := r.clock.Now()
 	ctx := httptrace.WithClientTrace(r.ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { turn.wrote() }})
-	resp, err := r.client.R().SetContext(ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
+	status, header, body, err := post(ctx, r.client, req)
 	at := r.clock.Now()
 	a := attempt{took: at.Sub(start), at: at, err: err}
 	if err == nil {
-		a.status, a.headers, a.body = resp.StatusCode(), resp.Header(), resp.Body()
+		a.status, a.headers, a.body = status, header, body
 	}
 	return a
 }

@@ -140,7 +140,7 @@ func (a *anthropic) body(c *Call) ([]byte, error) {
 	if c.Model.ReasoningEffort != "" {
 		fields = append(fields, field{"output_config", map[string]string{"effort": c.Model.ReasoningEffort}})
 	}
-	return mergeBody(fields, a.s.ExtraBody)
+	return buildBody(fields, a.s.ExtraBody)
 }
 
 type textBlock struct {

@@ -126,12 +126,13 @@ func (a *chat) Request(c *Call) (Request, error) {
 }
 
 func (a *chat) body(c *Call) ([]byte, error) {
-	fields := []field{
-		{"model", c.Model.Name},
-		{"messages", []map[string]string{{"role": a.s.Role, "content": c.Question}}},
-		{"tools", a.toolsJSON},
-		{"tool_choice", a.toolChoice},
-	}
+	fields := make([]field, 0, 10)
+	fields = append(fields,
+		field{"model", c.Model.Name},
+		field{"messages", []chatMessage{{Role: a.s.Role, Content: c.Question}}},
+		field{"tools", a.toolsJSON},
+		field{"tool_choice", a.toolChoice},
+	)
 	if a.builtin {
 		fields = append(fields, field{"parallel_tool_calls", false})
 	}
@@ -152,31 +153,56 @@ func (a *chat) body(c *Call) ([]byte, error) {
 	if a.s.Cache && c.CacheKey != "" && c.PromptReuse >= 2 {
 		fields = append(fields, field{"prompt_cache_key", c.CacheKey})
 	}
-	return mergeBody(fields, a.s.ExtraBody)
+	return buildBody(fields, a.s.ExtraBody)
+}
+
+// chatMessage is one message of the request. Its fields are in the order json.Marshal writes the
+// keys of the map this replaced ({"content", "role"}), so that either writer gives the same body.
+type chatMessage struct {
+	Content string `json:"content"`
+	Role    string `json:"role"`
 }
 
 type chatResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens     int64 `json:"cached_tokens"`
-			CacheWriteTokens int64 `json:"cache_write_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+}
+
+type chatChoice struct {
+	FinishReason string `json:"finish_reason"`
+	Message      struct {
+		Refusal   *string        `json:"refusal"`
+		ToolCalls []chatToolCall `json:"tool_calls"`
+	} `json:"message"`
+}
+
+type chatToolCall struct {
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatUsage struct {
+	PromptTokens        int64             `json:"prompt_tokens"`
+	CompletionTokens    int64             `json:"completion_tokens"`
+	PromptTokensDetails *chatTokenDetails `json:"prompt_tokens_details"`
+}
+
+type chatTokenDetails struct {
+	CachedTokens     int64 `json:"cached_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+}
+
+// decodeChat reads a reply: the fields the adapter reads at once when the body has the common
+// shape (chatdecode.go), else through encoding/json.
+func decodeChat(body []byte, r *chatResponse) *Failure {
+	if decodeChatFast(body, r) {
+		return nil
+	}
+	*r = chatResponse{}
+	return decodeResponse(body, r)
 }
 
 func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
@@ -185,9 +211,14 @@ func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
 
 func (a *chat) parse(c *Call, body []byte) Outcome {
 	var r chatResponse
-	if f := decodeResponse(body, &r); f != nil {
+	if f := decodeChat(body, &r); f != nil {
 		return Outcome{Failure: f}
 	}
+	return a.parseDecoded(c, &r)
+}
+
+// parseDecoded reads the decision of a decoded reply.
+func (a *chat) parseDecoded(c *Call, r *chatResponse) Outcome {
 	o := Outcome{Submodel: r.Model}
 	if r.Usage != nil {
 		o.Usage = screen.Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,42 +214,47 @@ func New(name string, s Settings) (Adapter, error) {
 // probeMessages is the question of the smallest request (rate_limits_per_minute()).
 var probeMessages = []map[string]string{{"role": "user", "content": "Reply with OK."}}
 
+// buildBody is mergeBody; the tests swap in the encoding/json writer it replaced, to compare.
+var buildBody = mergeBody
+
 // mergeBody writes fields in order and lets the user's extra fields override ours.
 func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
-	buf := make([]byte, 0, 1024)
+	size := 2
+	for _, f := range fields {
+		size += len(f.key) + 4 + jsonSizeHint(f.value)
+	}
+	for k, v := range extra {
+		size += len(k) + 4 + len(v)
+	}
+	buf := make([]byte, 0, size)
 	buf = append(buf, '{')
-	seen := make(map[string]bool, len(fields))
-	first := true
-	write := func(k string, v []byte) {
-		if !first {
+	key := func(k string) {
+		if len(buf) > 1 {
 			buf = append(buf, ',')
 		}
-		first = false
-		kb, _ := json.Marshal(k)
-		buf = append(buf, kb...)
+		buf = appendJSONString(buf, k)
 		buf = append(buf, ':')
-		buf = append(buf, v...)
 	}
 	for _, f := range fields {
-		seen[f.key] = true
+		key(f.key)
 		if v, ok := extra[f.key]; ok {
-			write(f.key, v)
+			buf = append(buf, v...)
 			continue
 		}
 		// The tools and the tool choice are marshalled once per run, not once per request.
 		if raw, ok := f.value.(json.RawMessage); ok {
-			write(f.key, raw)
+			buf = append(buf, raw...)
 			continue
 		}
-		v, err := json.Marshal(f.value)
-		if err != nil {
+		var err error
+		if buf, err = appendJSONValue(buf, f.value); err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.key, err)
 		}
-		write(f.key, v)
 	}
 	for k, v := range extra {
-		if !seen[k] {
-			write(k, v)
+		if !slices.ContainsFunc(fields, func(f field) bool { return f.key == k }) {
+			key(k)
+			buf = append(buf, v...)
 		}
 	}
 	return append(buf, '}'), nil
@@ -293,7 +299,7 @@ func readCall(o *Outcome, tools []screen.Tool, custom bool, name string, rawArgs
 	if tool == nil {
 		return false
 	}
-	args, object, err := decodeArguments(rawArgs)
+	args, object, err := decodeArguments(rawArgs, custom)
 	if err == nil {
 		o.Decision, err = screen.ReadDecision(args, tool)
 	}
@@ -330,8 +336,10 @@ func noCall(m *Model) *Failure {
 
 // decodeArguments reads tool arguments that arrive either as a JSON string (OpenAI, usually
 // Mistral) or as a JSON object (Anthropic, sometimes Mistral), and returns them also as the JSON
-// object's text, compacted.
-func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
+// object's text, compacted, when text is true (custom tools keep it; the built-in tool does not,
+// and compacting text that has just been decoded cannot fail, so leaving it out changes nothing
+// else).
+func decodeArguments(raw json.RawMessage, text bool) (map[string]any, json.RawMessage, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		raw = json.RawMessage(s)
@@ -342,6 +350,9 @@ func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, erro
 	}
 	if args == nil {
 		return nil, nil, fmt.Errorf("the tool arguments are not a JSON object")
+	}
+	if !text {
+		return args, nil, nil
 	}
 	var object bytes.Buffer
 	if err := json.Compact(&object, raw); err != nil {

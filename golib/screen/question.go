@@ -53,10 +53,23 @@ func writeCollapsed(b *strings.Builder, s string) {
 				i++
 				continue
 			}
-			// Abstracts are mostly ASCII: a run of it is copied at once, not rune by rune.
+			// Abstracts are mostly ASCII: a run of it is copied at once, not rune by rune, and
+			// so are the single spaces between its words, which stay as they are.
 			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf && !asciiSpace[s[j]] {
-				j++
+			for j < len(s) {
+				if j+8 <= len(s) && plainWords(s[j:j+8]) {
+					j += 8
+					continue
+				}
+				if c := s[j]; c < utf8.RuneSelf && !asciiSpace[c] {
+					j++
+					continue
+				}
+				if s[j] == ' ' && j+1 < len(s) && s[j+1] < utf8.RuneSelf && !asciiSpace[s[j+1]] {
+					j += 2
+					continue
+				}
+				break
 			}
 			if pendingSpace {
 				b.WriteByte(' ')
@@ -78,6 +91,22 @@ func writeCollapsed(b *strings.Builder, s string) {
 		}
 		b.WriteRune(r) // invalid UTF-8 becomes U+FFFD, as ranging over the string does
 	}
+}
+
+// plainWords tells whether eight bytes, which follow a byte that is not white space, are copied
+// as they are: printable ASCII, any space single and not the last byte (so that the next bytes
+// also follow one that is not white space). It looks at the eight at once; a false answer only
+// sends them through the byte-by-byte rules.
+func plainWords(b string) bool {
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if x&highs != 0 || (x-0x20*ones)&^x&highs != 0 { // a byte >= 0x80, or a control byte
+		return false
+	}
+	y := x ^ (0x20 * ones)
+	spaces := (y - ones) &^ y & highs // every space marked (a '!' just after one may be too)
+	return spaces&(spaces<<8) == 0 && b[7] != ' '
 }
 
 // asciiSpace is unicode.IsSpace for the ASCII bytes.

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/guard"
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -90,11 +92,23 @@ type Attempt struct {
 
 // JobKey is the stable name of a job within a run.
 func JobKey(record, promptID int32, model string, topP float64, hasTopP bool, n int32) string {
-	t := "-"
+	// Appended rather than formatted with fmt ("%d/%d/%s/%g/%d", "-" without top_p): the key is
+	// made for every job, twice. strconv's shortest 'g' is what %g writes (session_test.go).
+	b := make([]byte, 0, len(model)+32)
+	b = strconv.AppendInt(b, int64(record), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(promptID), 10)
+	b = append(b, '/')
+	b = append(b, model...)
+	b = append(b, '/')
 	if hasTopP {
-		t = fmt.Sprintf("%g", topP)
+		b = strconv.AppendFloat(b, topP, 'g', -1, 64)
+	} else {
+		b = append(b, '-')
 	}
-	return fmt.Sprintf("%d/%d/%s/%s/%d", record, promptID, model, t, n)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return string(b)
 }
 
 // Session is a run claimed in a store: what it already holds, and the writer that commits every
@@ -495,7 +509,7 @@ func (s *Session) insert(batch []Answer) error {
 			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
 			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
 			a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
-			nullString(string(a.Request), a.Request != nil), nullString(string(a.Response), a.Response != nil))
+			nullString(bytesText(a.Request), a.Request != nil), nullString(bytesText(a.Response), a.Response != nil))
 		if err != nil {
 			return err
 		}
@@ -504,7 +518,7 @@ func (s *Session) insert(batch []Answer) error {
 		}
 		for _, at := range a.Log {
 			if _, err = log.Exec(s.RunID, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
-				nullString(string(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
+				nullString(bytesText(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
 				return err
 			}
 		}
@@ -545,6 +559,11 @@ func (s *Session) release(status string) {
 	activeMu.Unlock()
 	s.store.Close()
 }
+
+// bytesText is a body as the text SQLite stores, without a copy: the driver binds a string's bytes
+// for SQLite to copy (SQLITE_TRANSIENT) and keeps nothing, and a stored body is never changed
+// after its exchange. string(b) copied every request and response once more per answer.
+func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func nullString(v string, ok bool) sql.NullString { return sql.NullString{String: v, Valid: ok} }
 func nullInt(v int64, ok bool) sql.NullInt64      { return sql.NullInt64{Int64: v, Valid: ok} }
