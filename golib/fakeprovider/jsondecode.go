@@ -92,6 +92,24 @@ func (d *jsonDecoder) skipSpace() {
 	}
 }
 
+// separator reads what follows a member or an element: a comma, or the closing bracket (end).
+func (d *jsonDecoder) separator(closing byte) (end bool, err error) {
+	d.skipSpace()
+	if d.i >= len(d.b) {
+		return false, errJSONSyntax
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		d.skipSpace()
+		return false, nil
+	case closing:
+		d.i++
+		return true, nil
+	}
+	return false, errJSONSyntax
+}
+
 func (d *jsonDecoder) literal(word string, v any) (any, error) {
 	if len(d.b)-d.i < len(word) || string(d.b[d.i:d.i+len(word)]) != word {
 		return nil, errJSONSyntax
@@ -172,19 +190,10 @@ func (d *jsonDecoder) object(depth int, at jsonPlace) (any, error) {
 			return nil, err
 		}
 		m[k] = v
-		d.skipSpace()
-		if d.i >= len(d.b) {
-			return nil, errJSONSyntax
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case '}':
-			d.i++
+		if end, err := d.separator('}'); err != nil {
+			return nil, err
+		} else if end {
 			return m, nil
-		default:
-			return nil, errJSONSyntax
 		}
 	}
 }
@@ -210,19 +219,10 @@ func (d *jsonDecoder) array(depth int, at jsonPlace) (any, error) {
 			return nil, err
 		}
 		a = append(a, v)
-		d.skipSpace()
-		if d.i >= len(d.b) {
-			return nil, errJSONSyntax
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case ']':
-			d.i++
+		if end, err := d.separator(']'); err != nil {
+			return nil, err
+		} else if end {
 			return a, nil
-		default:
-			return nil, errJSONSyntax
 		}
 	}
 }

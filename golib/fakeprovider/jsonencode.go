@@ -35,6 +35,17 @@ func appendJSONField(b []byte, key string, first bool) []byte {
 
 func appendJSONInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 
+// appendChatUsage closes a chat completion's choices and opens its usage with the counts both
+// chat-completions protocols (A and C) send; the caller adds its own fields and the closing brace.
+func appendChatUsage(b []byte, prompt, completion int) []byte {
+	b = append(b, `],"usage":{"prompt_tokens":`...)
+	b = appendJSONInt(b, int64(prompt))
+	b = append(b, `,"completion_tokens":`...)
+	b = appendJSONInt(b, int64(completion))
+	b = append(b, `,"total_tokens":`...)
+	return appendJSONInt(b, int64(prompt+completion))
+}
+
 // marshalValue encodes a value of the kinds decodeJSON and fillArgs make (maps with sorted keys,
 // slices, strings, json.Number, bool, nil) as json.Marshal does, with its error where it fails.
 func marshalValue(v any) ([]byte, error) {

@@ -264,12 +264,7 @@ func mistralAnswer(req *chatRequest, a *answer) []byte {
 		b = appendJSONString(b, finish)
 		b = append(b, '}')
 	}
-	b = append(b, `],"usage":{"prompt_tokens":`...)
-	b = appendJSONInt(b, int64(a.promptTokens))
-	b = append(b, `,"completion_tokens":`...)
-	b = appendJSONInt(b, int64(a.completionTokens))
-	b = append(b, `,"total_tokens":`...)
-	b = appendJSONInt(b, int64(a.promptTokens+a.completionTokens))
+	b = appendChatUsage(b, a.promptTokens, a.completionTokens)
 	// prompt_tokens_details is sent only when a prompt_cache_key request read the cache: the chat
 	// schema's UsageInfo does not define it, Mistral's answers carry it (providers.md 3.3).
 	if a.cachedTokens > 0 {

@@ -282,12 +282,7 @@ func openAIAnswer(req *chatRequest, a *answer) []byte {
 		b = appendJSONString(b, finish)
 		b = append(b, '}')
 	}
-	b = append(b, `],"usage":{"prompt_tokens":`...)
-	b = appendJSONInt(b, int64(a.promptTokens))
-	b = append(b, `,"completion_tokens":`...)
-	b = appendJSONInt(b, int64(a.completionTokens))
-	b = append(b, `,"total_tokens":`...)
-	b = appendJSONInt(b, int64(a.promptTokens+a.completionTokens))
+	b = appendChatUsage(b, a.promptTokens, a.completionTokens)
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = appendJSONInt(b, int64(a.cachedTokens))
 	b = append(b, `,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":`...)

@@ -140,33 +140,15 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 	case map[string]string:
 		return appendStringMap(dst, x), nil
 	case []chatMessage:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, m := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
+		return appendList(dst, x, func(dst []byte, m chatMessage) []byte {
 			dst = append(dst, `{"content":`...)
 			dst = appendJSONString(dst, m.Content)
 			dst = append(dst, `,"role":`...)
 			dst = appendJSONString(dst, m.Role)
-			dst = append(dst, '}')
-		}
-		return append(dst, ']'), nil
+			return append(dst, '}')
+		}), nil
 	case []map[string]string:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, m := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendStringMap(dst, m)
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, appendStringMap), nil
 	case map[string]any:
 		if out, ok := appendAnyMap(dst, x); ok {
 			return out, nil
@@ -189,14 +171,7 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 			return append(out, ']'), nil
 		}
 	case []textBlock:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, b := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
+		return appendList(dst, x, func(dst []byte, b textBlock) []byte {
 			dst = append(dst, `{"type":`...)
 			dst = appendJSONString(dst, b.Type)
 			dst = append(dst, `,"text":`...)
@@ -206,9 +181,8 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 				dst = appendJSONString(dst, b.CacheControl.Type)
 				dst = append(dst, '}')
 			}
-			dst = append(dst, '}')
-		}
-		return append(dst, ']'), nil
+			return append(dst, '}')
+		}), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -223,11 +197,7 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 		return append(dst, "null"...)
 	}
 	var keysBuf [8]string
-	keys := keysBuf[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeys(m, keysBuf[:0])
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -246,17 +216,15 @@ func appendAnyMap(dst []byte, m map[string]any) ([]byte, bool) {
 	if m == nil {
 		return append(dst, "null"...), true
 	}
-	var keysBuf [8]string
-	keys := keysBuf[:0]
-	for k, v := range m {
+	for _, v := range m {
 		switch v.(type) {
 		case string, bool, int, int64, float64, map[string]string, []textBlock:
 		default:
 			return dst, false
 		}
-		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	var keysBuf [8]string
+	keys := sortedKeys(m, keysBuf[:0])
 	start := len(dst)
 	dst = append(dst, '{')
 	for i, k := range keys {
@@ -311,4 +279,28 @@ func jsonSizeHint(v any) int {
 		return n
 	}
 	return 16
+}
+
+// appendList appends a JSON array (null for a nil slice, as encoding/json) of xs, each by one.
+func appendList[T any](dst []byte, xs []T, one func([]byte, T) []byte) []byte {
+	if xs == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, x := range xs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = one(dst, x)
+	}
+	return append(dst, ']')
+}
+
+// sortedKeys appends m's keys to buf, sorted (encoding/json's order).
+func sortedKeys[V any](m map[string]V, buf []string) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
 }
