@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
   DWORD t0 = GetTickCount();
   int cancelled = 0, polls = 0;
   for (;;) {
-    status = ts_run_poll((int64_t)handle, &doc);
+    status = ts_run_poll((int64_t)handle, 0.05, &doc); /* Go waits up to 50 ms, as for R */
     char *progress = take(status, doc, "TsRunPoll");
     polls++;
     long long answered = json_int(progress, "answered");
@@ -163,7 +163,6 @@ int main(int argc, char **argv) {
       ts_run_cancel((int64_t)handle);
       die("the run was not finished after 120 s (%lld answered)", answered);
     }
-    Sleep(20);
   }
 
   void *answers = NULL, *questions = NULL, *aggregated = NULL;
