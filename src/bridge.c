@@ -230,25 +230,20 @@ SEXP C_preflight(SEXP request, SEXP table) {
   return finish(&o);
 }
 
-SEXP C_probe(SEXP request, SEXP api_key) {
+/* A call that sends requests to the provider: a JSON request and the key, apart from it. */
+static SEXP keyed_call(int (*fn)(char *, char *, char **), SEXP request, SEXP api_key) {
   const char *r = string_arg(request, "request");
   const char *key = string_arg(api_key, "api_key");
   go_out o = {0};
   ts_enter_go();
-  o.status = TsProbe((char *)r, (char *)key, &o.json);
+  o.status = fn((char *)r, (char *)key, &o.json);
   ts_leave_go();
   return finish(&o);
 }
 
-SEXP C_batch(SEXP request, SEXP api_key) {
-  const char *r = string_arg(request, "request");
-  const char *key = string_arg(api_key, "api_key");
-  go_out o = {0};
-  ts_enter_go();
-  o.status = TsBatch((char *)r, (char *)key, &o.json);
-  ts_leave_go();
-  return finish(&o);
-}
+SEXP C_probe(SEXP request, SEXP api_key) { return keyed_call(TsProbe, request, api_key); }
+
+SEXP C_batch(SEXP request, SEXP api_key) { return keyed_call(TsBatch, request, api_key); }
 
 /* The review app of screen_review(): like C_fake_serve, called only in a child R process. */
 SEXP C_review_serve(SEXP options) {
