@@ -193,35 +193,31 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 
 // appendStringMap writes a map as json.Marshal does: keys sorted, null for a nil map.
 func appendStringMap(dst []byte, m map[string]string) []byte {
-	if m == nil {
-		return append(dst, "null"...)
-	}
-	var keysBuf [8]string
-	keys := sortedKeys(m, keysBuf[:0])
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, k)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, m[k])
-	}
-	return append(dst, '}')
+	out, _ := appendSortedMap(dst, m, func(dst []byte, v string) ([]byte, bool) { return appendJSONString(dst, v), true })
+	return out
 }
 
 // appendAnyMap writes a map of the value types above, keys sorted; false when a value is of
 // another type (or is a json.RawMessage), so that the caller marshals the whole map instead.
 func appendAnyMap(dst []byte, m map[string]any) ([]byte, bool) {
-	if m == nil {
-		return append(dst, "null"...), true
-	}
 	for _, v := range m {
 		switch v.(type) {
 		case string, bool, int, int64, float64, map[string]string, []textBlock:
 		default:
 			return dst, false
 		}
+	}
+	return appendSortedMap(dst, m, func(dst []byte, v any) ([]byte, bool) {
+		out, err := appendJSONValue(dst, v)
+		return out, err == nil
+	})
+}
+
+// appendSortedMap writes m as a JSON object with its keys sorted (encoding/json's order), each
+// value by value; null for a nil map. When value fails, dst comes back as it was, with false.
+func appendSortedMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	if m == nil {
+		return append(dst, "null"...), true
 	}
 	var keysBuf [8]string
 	keys := sortedKeys(m, keysBuf[:0])
@@ -233,8 +229,8 @@ func appendAnyMap(dst []byte, m map[string]any) ([]byte, bool) {
 		}
 		dst = appendJSONString(dst, k)
 		dst = append(dst, ':')
-		var err error
-		if dst, err = appendJSONValue(dst, m[k]); err != nil {
+		var ok bool
+		if dst, ok = value(dst, m[k]); !ok {
 			return dst[:start], false
 		}
 	}
