@@ -353,7 +353,7 @@ func TestRerunOnlyListedJobs(t *testing.T) {
 
 func TestPacerNeverExceedsTheWindowAfterADelay(t *testing.T) {
 	fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
-	p := newPacer(6000, fc) // 100 per second
+	p := newPacer(6000, fc, false) // 100 per second
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
 	ctx := context.Background()
@@ -667,7 +667,7 @@ func mustAnswers(t *testing.T, r *Run) *arrowio.Table {
 func TestPacerCountsTheWindowFromTheWrite(t *testing.T) {
 	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	fc := clock.NewFake(t0)
-	p := newPacer(600, fc) // 10 per second
+	p := newPacer(600, fc, false) // 10 per second
 	var tickets []ticket
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
@@ -706,7 +706,7 @@ func TestPacerCountsTheWindowFromTheWrite(t *testing.T) {
 // the floor.
 func TestPacerGuardNarrowsAndWidens(t *testing.T) {
 	fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
-	p := newPacer(6000, fc) // 100 per second
+	p := newPacer(6000, fc, false) // 100 per second
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
 	var guards []time.Duration
@@ -787,5 +787,89 @@ func TestPollWithinReturnsAtTheEndOrACallback(t *testing.T) {
 	r.Wait()
 	if !r.results[0].ok {
 		t.Fatal("the retried job was not answered")
+	}
+}
+
+// A provider that counts requests per second gets each window's requests in the window's first
+// part (1/frontLoadPace of it), one at a time, never more than a window's worth within a window and
+// its guard; after a 429 its requests are spread evenly.
+func TestWindowedPacerFrontLoadsEachWindowUntilARefusal(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(t0)
+	p := newPacer(6000, fc, true) // 100 per second
+	var times []time.Time
+	p.observe = func(at time.Time) { times = append(times, at) }
+	admit := func(n int) {
+		for i := 0; i < n; i++ {
+			if err := drive(fc, func() error { _, err := p.wait(context.Background()); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	admit(300)
+	even := time.Second / 100
+	fast := time.Duration(float64(even) / frontLoadPace / rateMargin)
+	for w := 0; w < 3; w++ {
+		first, last := times[100*w], times[100*w+99]
+		if span := last.Sub(first); span < fast*99*99/100 || span > fast*99*101/100 {
+			t.Errorf("window %d: its requests took %v, want %v", w, span, fast*99)
+		}
+	}
+	if d := times[100].Sub(t0); d < time.Second+minWindowGuard || d > time.Second+windowGuard {
+		t.Errorf("the second window began %v after the first", d)
+	}
+	p.refused()
+	from := len(times)
+	admit(200)
+	// the next window's requests are spread out, not sent in the first window's pattern
+	for i := from + 1; i < len(times); i++ {
+		if d := times[i].Sub(times[i-1]); d < time.Duration(minGapShare*float64(even))*99/100 {
+			t.Fatalf("after a 429, admissions %d and %d are %v apart", i-1, i, d)
+		}
+	}
+	for i := 100; i < len(times); i++ {
+		if d := times[i].Sub(times[i-100]); d < time.Second+minWindowGuard {
+			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
+		}
+	}
+}
+
+// Many requests waiting at once, as a run's job goroutines do, one of them at a time for the
+// window: every one is let go, and never more than a window's worth within a window and its guard.
+// (How fast they go under concurrency is bench/run.R's ceiling row, not a test's.)
+func TestWindowedPacerUnderConcurrentWaiters(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(t0)
+	p := newPacer(6000, fc, true) // 100 per second
+	var times []time.Time
+	p.observe = func(at time.Time) { times = append(times, at) }
+	const waiters = 400
+	var wg sync.WaitGroup
+	errs := make(chan error, waiters)
+	for i := 0; i < waiters; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := p.wait(context.Background()); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	// all but the first wait for their turn in the bucket before the clock moves
+	fc.BlockUntil(waiters - 1)
+	if err := drive(fc, func() error { wg.Wait(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(times) != waiters {
+		t.Fatalf("%d admissions, want %d", len(times), waiters)
+	}
+	for i := 100; i < len(times); i++ {
+		if d := times[i].Sub(times[i-100]); d < time.Second+minWindowGuard {
+			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
+		}
 	}
 }

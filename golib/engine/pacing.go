@@ -29,18 +29,39 @@ const (
 // is measured from when each request was written to its connection, not from when it was let go:
 // a request that first had to open a connection, or whose goroutine waited for a thread, reaches
 // the provider later than its admission, and the window must start there.
+//
+// A provider that counts requests in windows (Descriptor.WindowedRequests) gets each window's
+// requests at frontLoadPace times the even pace, in the first third of the window: the window check
+// then holds the rest of the window back, and at a ceiling 6,000 requests take 29.3 windows
+// instead of 30. They
+// still leave one at a time, a few milliseconds apart, so the provider meets them as it meets an
+// even pace; a whole window sent at once instead reaches it unevenly, and a late burst is refused
+// whole. The first 429 ends the faster pace for the run (a provider may count in shorter windows
+// than it says), as the providers whose limits refill continuously always have it.
+//
+// The window check repeats the previous window's pattern, and the bucket does not undo it (a
+// request that waited for the window finds the bucket's one token ready). So once a front-loaded
+// pace falls back to even, admissions are also kept at least minGapShare of the even pace apart:
+// that spreads the pattern out within one window, and still lets a request held up on its way
+// catch up. (Not before: each such wait oversleeps a little, and at the faster pace that adds up.)
 type pacer struct {
 	clock   clock.Clock
 	limiter *rate.Limiter
-	mu      sync.Mutex
-	sent    []sentAt // the last len(sent) requests, as a ring
-	next    int
-	seq     uint64        // admissions so far; a ticket's seq finds its entry until the ring reuses it
-	window  time.Duration // the provider's window plus guard
-	guard   time.Duration
-	clean   int     // admissions since the guard last changed or a 429
-	user    float64 // the user's rpm
-	rpm     float64 // the rpm followed: the user's, or the provider's when it reports a lower limit
+	// frontLoad is the pace within a window, as a multiple of the even pace: 1, or frontLoadPace
+	// until the provider refuses a request.
+	frontLoad float64
+	turn      chan struct{} // held by the one request that waits for the window
+	mu        sync.Mutex
+	last      time.Time     // the latest admission
+	gap       time.Duration // the least time between two admissions, once a front-loaded pace fell back
+	sent      []sentAt      // the last len(sent) requests, as a ring
+	next      int
+	seq       uint64        // admissions so far; a ticket's seq finds its entry until the ring reuses it
+	window    time.Duration // the provider's window plus guard
+	guard     time.Duration
+	clean     int     // admissions since the guard last changed or a 429
+	user      float64 // the user's rpm
+	rpm       float64 // the rpm followed: the user's, or the provider's when it reports a lower limit
 	// tokens paces by tokens per minute.
 	tokens *tokenBudget
 	// observe, when set (tests), sees each admission time under the lock.
@@ -59,17 +80,31 @@ type ticket struct {
 	seq uint64
 }
 
-func newPacer(rpm float64, c clock.Clock) *pacer {
+const (
+	// frontLoadPace is the pace within a window for providers that count requests in windows.
+	frontLoadPace = 3
+	// minGapShare is the least time between two admissions after a fall back, as a share of the
+	// even pace's interval.
+	minGapShare = 0.9
+)
+
+func newPacer(rpm float64, c clock.Clock, windowed bool) *pacer {
 	perWindow, window := pacerWindow(rpm)
+	frontLoad := 1.0
+	if windowed {
+		frontLoad = frontLoadPace
+	}
 	return &pacer{
-		clock:   c,
-		limiter: rate.NewLimiter(rate.Limit(rpm/60*rateMargin), 1),
-		sent:    make([]sentAt, perWindow),
-		window:  window + windowGuard,
-		guard:   windowGuard,
-		user:    rpm,
-		rpm:     rpm,
-		tokens:  newTokenBudget(0, c),
+		clock:     c,
+		frontLoad: frontLoad,
+		turn:      make(chan struct{}, 1),
+		limiter:   rate.NewLimiter(evenPace(rpm, frontLoad), 1),
+		sent:      make([]sentAt, perWindow),
+		window:    window + windowGuard,
+		guard:     windowGuard,
+		user:      rpm,
+		rpm:       rpm,
+		tokens:    newTokenBudget(0, c),
 	}
 }
 
@@ -86,6 +121,21 @@ func (p *pacer) refused() {
 	defer p.mu.Unlock()
 	p.clean = 0
 	p.setGuard(min(2*p.guard, maxWindowGuard))
+	if p.frontLoad != 1 {
+		p.frontLoad = 1
+		p.limiter.SetLimitAt(p.clock.Now(), evenPace(p.rpm, 1))
+		p.gap = minGap(p.rpm)
+	}
+}
+
+// evenPace is the limiter's rate: just under rpm/60 a second, times the pace within a window.
+func evenPace(rpm, frontLoad float64) rate.Limit {
+	return rate.Limit(rpm / 60 * rateMargin * frontLoad)
+}
+
+// minGap is the least time between two admissions once a front-loaded pace fell back to even.
+func minGap(rpm float64) time.Duration {
+	return time.Duration(minGapShare / float64(evenPace(rpm, 1)) * float64(time.Second))
 }
 
 // setGuard changes the guard; the caller holds the lock.
@@ -103,7 +153,10 @@ func (p *pacer) follow(reported float64) {
 		return
 	}
 	p.rpm = rpm
-	p.limiter.SetLimitAt(p.clock.Now(), rate.Limit(rpm/60*rateMargin))
+	p.limiter.SetLimitAt(p.clock.Now(), evenPace(rpm, p.frontLoad))
+	if p.gap > 0 {
+		p.gap = minGap(rpm)
+	}
 	perWindow, window := pacerWindow(rpm)
 	// The ring keeps the latest admissions that fit, oldest first.
 	old := make([]sentAt, 0, len(p.sent))
@@ -136,11 +189,25 @@ func (p *pacer) wait(ctx context.Context) (ticket, error) {
 		res.CancelAt(p.clock.Now())
 		return ticket{}, err
 	}
+	// One request at a time waits for the window, in the order they came: were all to wait, each
+	// would wake for every request let go before it, and at a few hundred waiting requests that
+	// churn delays the writes the window is measured from.
+	select {
+	case p.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ticket{}, context.Cause(ctx)
+	}
+	defer func() { <-p.turn }()
 	for {
 		p.mu.Lock()
 		now := p.clock.Now()
 		oldest := p.sent[p.next].at
-		if oldest.IsZero() || now.Sub(oldest) >= p.window {
+		d := max(p.window-now.Sub(oldest), p.gap-now.Sub(p.last))
+		if oldest.IsZero() {
+			d = p.gap - now.Sub(p.last)
+		}
+		if d <= 0 {
+			p.last = now
 			p.seq++
 			seq := p.seq
 			p.sent[p.next] = sentAt{at: now, seq: seq}
@@ -155,7 +222,6 @@ func (p *pacer) wait(ctx context.Context) (ticket, error) {
 			p.mu.Unlock()
 			return ticket{p: p, seq: seq}, nil
 		}
-		d := p.window - now.Sub(oldest)
 		p.mu.Unlock()
 		if err := clock.Sleep(ctx, p.clock, d); err != nil {
 			return ticket{}, err

@@ -190,7 +190,7 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 	if err := r.setupBatch(settings); err != nil {
 		return nil, err
 	}
-	r.pacers = newPacers(opts, r.clock)
+	r.pacers = newPacers(opts, r.clock, descriptor.WindowedRequests)
 	active := opts.MaxActive
 	if active <= 0 {
 		active = defaultMaxActive(opts)
@@ -234,7 +234,7 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 
 // newPacers gives one pacer per model when rpm was given per model, else one shared by all. Each
 // paces by tokens too: the user's tpm, else the limit the provider reports.
-func newPacers(o *Options, c clock.Clock) []*pacer {
+func newPacers(o *Options, c clock.Clock, windowed bool) []*pacer {
 	out := make([]*pacer, len(o.Models))
 	withTokens := func(p *pacer) *pacer {
 		if o.TPM != nil {
@@ -243,14 +243,14 @@ func newPacers(o *Options, c clock.Clock) []*pacer {
 		return p
 	}
 	if o.RPM != nil {
-		shared := withTokens(newPacer(*o.RPM, c))
+		shared := withTokens(newPacer(*o.RPM, c, windowed))
 		for i := range out {
 			out[i] = shared
 		}
 		return out
 	}
 	for i, m := range o.Models {
-		out[i] = withTokens(newPacer(m.RPM, c))
+		out[i] = withTokens(newPacer(m.RPM, c, windowed))
 	}
 	return out
 }

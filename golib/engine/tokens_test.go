@@ -118,7 +118,7 @@ func TestPacerFollowsReportedRequestLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
-		p := newPacer(6000, fc)
+		p := newPacer(6000, fc, false)
 		var times []time.Time
 		p.observe = func(at time.Time) { times = append(times, at) }
 		for _, v := range tc.reported {
@@ -144,7 +144,7 @@ func TestPacerFollowsReportedRequestLimits(t *testing.T) {
 // A lower limit reported mid-run keeps the latest admissions in the pacer's window.
 func TestPacerKeepsItsWindowWhenTheLimitDrops(t *testing.T) {
 	fc := clock.NewFake(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
-	p := newPacer(6000, fc)
+	p := newPacer(6000, fc, false)
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
 	for i := 0; i < 150; i++ {

@@ -281,3 +281,17 @@ func failureOf(f Failure) wantOutcome {
 	}
 	return w
 }
+
+// Which providers take a second's requests in its first half: those that count requests per second, not the
+// continuously refilled limit with its acceleration limits.
+func TestWindowedRequests(t *testing.T) {
+	for letter, want := range map[string]bool{"a": true, "b": false, "c": true} {
+		d, ok := Lookup(letter)
+		if !ok {
+			t.Fatalf("provider %s is not registered", letter)
+		}
+		if d.WindowedRequests != want {
+			t.Errorf("provider %s: WindowedRequests %v, want %v", letter, d.WindowedRequests, want)
+		}
+	}
+}

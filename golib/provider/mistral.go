@@ -28,10 +28,12 @@ var mistralDescriptor = Descriptor{
 		Requests: RateKind{Limit: []string{"x-ratelimit-limit-req-minute"}, Remaining: []string{"x-ratelimit-remaining-req-minute"}},
 		Tokens:   RateKind{Limit: []string{"x-ratelimit-limit-tokens-minute"}, Remaining: []string{"x-ratelimit-remaining-tokens-minute"}},
 	},
-	ModelFields:   []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out"},
-	SettingFields: []string{"reasoning_effort", "send_top_p"},
-	Policy:        mistralPolicy,
-	Batch:         newMistralBatch,
+	// Mistral's request limits are per second.
+	WindowedRequests: true,
+	ModelFields:      []string{"reasoning_effort", "send_top_p", "price_in", "price_cached_in", "price_out"},
+	SettingFields:    []string{"reasoning_effort", "send_top_p"},
+	Policy:           mistralPolicy,
+	Batch:            newMistralBatch,
 	Probe: func(model string, _ *ModelRule) any {
 		return map[string]any{"model": model, "messages": probeMessages, "max_tokens": 16}
 	},

@@ -24,11 +24,13 @@ var openAIDescriptor = Descriptor{
 			Reset: []string{"x-ratelimit-reset-tokens"}},
 		ResetFormat: "duration",
 	},
-	ModelFields:   []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_cache_write", "price_out"},
-	SettingFields: []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
-	Policy:        openAIPolicy,
-	Probe:         openAIProbe,
-	Batch:         newOpenAIBatch,
+	// "60,000 requests/minute may be enforced as 1,000 requests/second" (OpenAI's rate-limit guide).
+	WindowedRequests: true,
+	ModelFields:      []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_cache_write", "price_out"},
+	SettingFields:    []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
+	Policy:           openAIPolicy,
+	Probe:            openAIProbe,
+	Batch:            newOpenAIBatch,
 }
 
 func init() { registerChat(&openAIDescriptor, &openAIDialect) }
