@@ -140,7 +140,9 @@ test_that("Ctrl-C cancels within a second, closes every connection and carries t
 test_that("profiling with Rprof() during a screening does not corrupt Go's heap", {
   # R's SIGPROF handler re-installs itself without SA_ONSTACK on every tick and could run on a
   # goroutine stack; src/signals.c pauses the profiling timer while Go works. Before that fix this
-  # workload crashed with "found pointer to free object". A child process keeps a crash contained.
+  # workload crashed with "found pointer to free object". Rprof() starts right after library():
+  # src/init.c waits for Go's runtime to start at load, without which 2 runs in 20 still crashed
+  # under load. A child process keeps a crash contained.
   fake <- local_fake_provider()
   answers <- callr::r(
     function(url, libs) {
