@@ -790,13 +790,30 @@ func TestPollWithinReturnsAtTheEndOrACallback(t *testing.T) {
 	}
 }
 
+// windowedPacer is a pacer at 100 requests a second for a provider that counts them per second,
+// on a fake clock.
+func windowedPacer() (*pacer, *clock.Fake, time.Time) {
+	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(t0)
+	return newPacer(6000, fc, true), fc, t0
+}
+
+// keptToTheWindow fails unless every perWindow+1 admissions span more than a second and the
+// narrowest guard.
+func keptToTheWindow(t *testing.T, times []time.Time, perWindow int) {
+	t.Helper()
+	for i := perWindow; i < len(times); i++ {
+		if d := times[i].Sub(times[i-perWindow]); d < time.Second+minWindowGuard {
+			t.Fatalf("admissions %d and %d are %v apart", i-perWindow, i, d)
+		}
+	}
+}
+
 // A provider that counts requests per second gets each window's requests in the window's first
 // part (1/frontLoadPace of it), one at a time, never more than a window's worth within a window and
 // its guard; after a 429 its requests are spread evenly.
 func TestWindowedPacerFrontLoadsEachWindowUntilARefusal(t *testing.T) {
-	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
-	fc := clock.NewFake(t0)
-	p := newPacer(6000, fc, true) // 100 per second
+	p, fc, t0 := windowedPacer()
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
 	admit := func(n int) {
@@ -827,20 +844,14 @@ func TestWindowedPacerFrontLoadsEachWindowUntilARefusal(t *testing.T) {
 			t.Fatalf("after a 429, admissions %d and %d are %v apart", i-1, i, d)
 		}
 	}
-	for i := 100; i < len(times); i++ {
-		if d := times[i].Sub(times[i-100]); d < time.Second+minWindowGuard {
-			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
-		}
-	}
+	keptToTheWindow(t, times, 100)
 }
 
 // Many requests waiting at once, as a run's job goroutines do, one of them at a time for the
 // window: every one is let go, and never more than a window's worth within a window and its guard.
 // (How fast they go under concurrency is bench/run.R's ceiling row, not a test's.)
 func TestWindowedPacerUnderConcurrentWaiters(t *testing.T) {
-	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
-	fc := clock.NewFake(t0)
-	p := newPacer(6000, fc, true) // 100 per second
+	p, fc, _ := windowedPacer()
 	var times []time.Time
 	p.observe = func(at time.Time) { times = append(times, at) }
 	const waiters = 400
@@ -867,9 +878,5 @@ func TestWindowedPacerUnderConcurrentWaiters(t *testing.T) {
 	if len(times) != waiters {
 		t.Fatalf("%d admissions, want %d", len(times), waiters)
 	}
-	for i := 100; i < len(times); i++ {
-		if d := times[i].Sub(times[i-100]); d < time.Second+minWindowGuard {
-			t.Fatalf("admissions %d and %d are %v apart", i-100, i, d)
-		}
-	}
+	keptToTheWindow(t, times, 100)
 }
