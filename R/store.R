@@ -62,7 +62,10 @@
 #'   `attempts`, `run_time` (seconds from the request's first attempt to its answer, retries and
 #'   waits included), `took` (seconds of its last attempt alone), `received_at`, `error`,
 #'   `request_body` (the JSON sent,
-#'   without the key, which travels in a header) and `response_body` (the raw response).
+#'   without the key, which travels in a header), `response_body` (the raw response) and
+#'   `request_from`: a request the same as one stored lately for an answered job (a record's
+#'   repetitions) is stored once, and the later jobs have `request_body` empty and name that job
+#'   here (`screen_store_log()` gives every attempt its body).
 #' * `attempts`: the attempts that did not end their request (a retried failure or a re-asked
 #'   reply): `run_id`, `job_key`, `attempt`, `http_status`, `error`, `response_body`, `at`, `took`.
 #'

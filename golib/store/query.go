@@ -55,7 +55,7 @@ var answerColumns = append(append([]column{}, jobColumns...),
 // one (the answer, or the final failure) from the answers table.
 var logColumns = append(append([]column{}, jobColumns...),
 	i32("attempt", "l.attempt"), str("at", "l.at"), f64("took", "l.took"), str("outcome", "l.outcome"),
-	i32("http_status", "l.http_status"), str("error", "l.error"), str("request_body", "a.request_body"),
+	i32("http_status", "l.http_status"), str("error", "l.error"), str("request_body", "coalesce(a.request_body, (SELECT h.request_body FROM answers h WHERE h.run_id = a.run_id AND h.job_key = a.request_from))"),
 	str("response_body", "l.response_body"),
 )
 

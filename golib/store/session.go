@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -133,7 +134,43 @@ type Session struct {
 	closed      bool
 	// The writer's prepared statements (its goroutine only).
 	ins, log *sql.Stmt
+	// requests finds the answered job that already holds a request's body (the writer's only).
+	requests sharedRequests
 }
+
+// sharedRequests remembers which answered job of the run holds each request body written lately,
+// so that the same request (a record's repetitions: 10 of them send one body 10 times) is stored
+// once and the others name that job in request_from. At a million jobs the copies were most of
+// what the store wrote, and their writes cost more as R's session grew (bench/README.md). Only an
+// answered job holds a body for others: its row is never overwritten. Remembering is bounded;
+// a body forgotten is stored again, which costs room and nothing else.
+type sharedRequests struct {
+	holders map[[sha256.Size]byte]string
+}
+
+const maxSharedRequests = 1 << 16
+
+// share is the body to store for a's request and the job that holds it instead ("" when a holds
+// its own). A job never points at itself.
+func (r *sharedRequests) share(a *Answer) (body []byte, from string) {
+	if a.Request == nil {
+		return nil, ""
+	}
+	h := sha256.Sum256(a.Request)
+	if holder, ok := r.holders[h]; ok && holder != a.Key {
+		return nil, holder
+	}
+	if a.Answered {
+		if r.holders == nil || len(r.holders) >= maxSharedRequests {
+			r.holders = make(map[[sha256.Size]byte]string)
+		}
+		r.holders[h] = a.Key
+	}
+	return a.Request, ""
+}
+
+// forget drops what a failed transaction may have recorded: its rows are not in the file.
+func (r *sharedRequests) forget() { r.holders = nil }
 
 // active holds the runs this process is writing, so that a "running" row owned by this process
 // but not in the set (left by an earlier call that could not record its end) is taken over.
@@ -459,8 +496,8 @@ const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, pro
 	decision_llm, decision_binary, detailed_description, confidence, tool_arguments,
 	prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens,
 	billed_prompt_tokens, billed_cached_tokens, billed_cache_write_tokens, billed_completion_tokens,
-	price_dollar, submodel, http_status, attempts, run_time, took, received_at, error, request_body, response_body)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	price_dollar, submodel, http_status, attempts, run_time, took, received_at, error, request_body, response_body, request_from)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 	ON CONFLICT (run_id, job_key) DO UPDATE SET
 	answered = excluded.answered, decision_llm = excluded.decision_llm, decision_binary = excluded.decision_binary,
 	detailed_description = excluded.detailed_description, confidence = excluded.confidence,
@@ -471,7 +508,8 @@ const insertAnswer = `INSERT INTO answers (run_id, job_key, record, studyid, pro
 	billed_cache_write_tokens = excluded.billed_cache_write_tokens, billed_completion_tokens = excluded.billed_completion_tokens,
 	price_dollar = excluded.price_dollar, submodel = excluded.submodel, http_status = excluded.http_status,
 	attempts = answers.attempts + excluded.attempts, run_time = excluded.run_time, took = excluded.took, received_at = excluded.received_at,
-	error = excluded.error, request_body = excluded.request_body, response_body = excluded.response_body
+	error = excluded.error, request_body = excluded.request_body, response_body = excluded.response_body,
+	request_from = excluded.request_from
 	WHERE answers.answered = 0`
 
 const insertAttempt = `INSERT INTO attempts (run_id, job_key, attempt, http_status, error, response_body, at, took) VALUES (?,?,?,?,?,?,?,?)`
@@ -481,7 +519,13 @@ var insertHook func() error
 
 // insert commits a batch in one transaction. An answered job is never overwritten (the WHERE of
 // the upsert): a paid answer, once stored, stays.
-func (s *Session) insert(batch []Answer) error {
+func (s *Session) insert(batch []Answer) (err error) {
+	// A transaction that fails leaves no row behind to hold a body for later answers.
+	defer func() {
+		if err != nil {
+			s.requests.forget()
+		}
+	}()
 	if insertHook != nil {
 		if err := insertHook(); err != nil {
 			return err
@@ -500,6 +544,7 @@ func (s *Session) insert(batch []Answer) error {
 	for i := range batch {
 		a := &batch[i]
 		d := a.Decision
+		request, from := s.requests.share(a)
 		res, err := ins.Exec(s.RunID, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
 			nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
 			nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
@@ -509,7 +554,8 @@ func (s *Session) insert(batch []Answer) error {
 			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
 			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
 			a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
-			nullString(bytesText(a.Request), a.Request != nil), nullString(bytesText(a.Response), a.Response != nil))
+			nullString(bytesText(request), request != nil), nullString(bytesText(a.Response), a.Response != nil),
+			nullString(from, from != ""))
 		if err != nil {
 			return err
 		}

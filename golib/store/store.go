@@ -27,13 +27,16 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version; a file with a higher one was written by a
 // newer tabscreen and is not touched, one with a lower one is brought up to date by migrations.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[v] takes a file from schema v to v+1. Version 2: run_time became the whole job's time
 // (retries and waits included), so the last attempt's own time moved to took; the arguments of
-// custom tools' calls are kept in tool_arguments.
+// custom tools' calls are kept in tool_arguments. Version 3: an answer whose request is the same
+// as an earlier answered job's (a record's repetitions) names that job in request_from instead of
+// holding a copy of the body.
 var migrations = map[int]string{
 	1: `ALTER TABLE answers ADD COLUMN took REAL; ALTER TABLE answers ADD COLUMN tool_arguments TEXT;`,
+	2: `ALTER TABLE answers ADD COLUMN request_from TEXT;`,
 }
 
 const schema = `
@@ -88,6 +91,7 @@ CREATE TABLE IF NOT EXISTS answers (
   error                     TEXT,
   request_body              TEXT,
   response_body             TEXT,
+  request_from              TEXT,
   PRIMARY KEY (run_id, job_key)
 );
 CREATE TABLE IF NOT EXISTS attempts (

@@ -254,7 +254,10 @@ func TestDelete(t *testing.T) {
 // of their last attempt is their run_time, which was that attempt's), new rows keep both times.
 func TestSchemaOneIsMigrated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.sqlite")
-	v1 := strings.Replace(strings.Replace(schema, "  took                      REAL,\n", "", 1), "  tool_arguments            TEXT,\n", "", 1)
+	v1 := schema
+	for _, later := range []string{"  took                      REAL,\n", "  tool_arguments            TEXT,\n", "  request_from              TEXT,\n"} {
+		v1 = strings.Replace(v1, later, "", 1)
+	}
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +310,63 @@ func TestSchemaOneIsMigrated(t *testing.T) {
 	for _, c := range cases {
 		if runTime.F64[c.row] != c.runTime || took.F64[c.row] != c.took {
 			t.Errorf("%s: run_time %g took %g, want %g and %g", c.name, runTime.F64[c.row], took.F64[c.row], c.runTime, c.took)
+		}
+	}
+}
+
+// A record's repetitions send the same request: its body is stored once, in an answered job's
+// row, and the others name that job; the log gives every job its body. A failed job keeps its own
+// copy (its row may be overwritten by a later answer), and a different request is stored apart.
+func TestTheSameRequestIsStoredOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.sqlite")
+	s := claim(t, path, RunSpec{Fingerprint: "fp", Provider: "a", Endpoint: "http://x", Models: []string{"m"}, Prompts: 1,
+		Records: 2, Jobs: 7, Settings: []byte(`{}`)})
+	rep := func(record, n int32, ok bool, request string) Answer {
+		a := answer(record, ok)
+		a.Key, a.N, a.Request = JobKey(record, 1, "m", 0, false, n), n, []byte(request)
+		return a
+	}
+	first := `{"messages":[{"content":"record one"}]}`
+	second := `{"messages":[{"content":"record two"}]}`
+	s.Save(rep(1, 1, false, first)) // failed before any answer: holds its own copy
+	for n := int32(2); n <= 5; n++ {
+		s.Save(rep(1, n, true, first))
+	}
+	s.Save(rep(2, 1, true, second))
+	s.Save(rep(2, 2, true, second))
+	if err := s.Close(StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var copies, pointers int
+	if err := st.db.QueryRow(`SELECT count(request_body), count(request_from) FROM answers WHERE run_id = ?`, s.RunID).Scan(&copies, &pointers); err != nil {
+		t.Fatal(err)
+	}
+	// record 1: the failed job's copy and the first answer's; record 2: its first answer's
+	if copies != 3 || pointers != 4 {
+		t.Errorf("%d bodies stored and %d jobs pointing at one, want 3 and 4", copies, pointers)
+	}
+	log, err := st.Log(s.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, _ := log.Col("record")
+	bodies, _ := log.Col("request_body")
+	// 7 jobs, and the failed one's attempt
+	if log.NumRows != 8 {
+		t.Fatalf("%d log rows, want 8", log.NumRows)
+	}
+	for i := 0; i < log.NumRows; i++ {
+		want := first
+		if records.I32[i] == 2 {
+			want = second
+		}
+		if got := bodies.Str[i]; got != want {
+			t.Errorf("log row %d (record %d): request body %q, want %q", i, records.I32[i], got, want)
 		}
 	}
 }
