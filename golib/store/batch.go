@@ -8,9 +8,10 @@ import (
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
-// batchSchema holds the batches of batch screenings (schema version 3): one row per batch a run
-// meant to submit, written before the submit call (state "intent"), so that a crash between the
-// provider's answer and our record of it never loses a paid batch: its tag finds it again.
+// batchSchema holds the batches of batch screenings (created on first use, like the review tables,
+// not part of schemaVersion): one row per batch a run meant to submit, written before the submit
+// call (state "intent"), so that a crash between the provider's answer and our record of it never
+// loses a paid batch: its tag finds it again.
 const batchSchema = `
 CREATE TABLE IF NOT EXISTS batches (
   batch_id    INTEGER PRIMARY KEY AUTOINCREMENT,
