@@ -33,6 +33,20 @@ func answer(record int32, ok bool) Answer {
 	return a
 }
 
+// closeAndReopen completes the session's run and opens its file again, to read what was stored.
+func closeAndReopen(t *testing.T, s *Session, path string) *Store {
+	t.Helper()
+	if err := s.Close(StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func claim(t *testing.T, path string, s RunSpec) *Session {
 	t.Helper()
 	st, err := Open(path)
@@ -283,14 +297,7 @@ func TestSchemaOneIsMigrated(t *testing.T) {
 	a := answer(2, true)
 	a.RunTime, a.Took = 3, 0.5
 	s.Save(a)
-	if err := s.Close(StatusCompleted); err != nil {
-		t.Fatal(err)
-	}
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := closeAndReopen(t, s, path)
 	var version int
 	if err := st.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
 		t.Fatalf("user_version %d (%v), want %d", version, err, schemaVersion)
@@ -334,14 +341,7 @@ func TestTheSameRequestIsStoredOnce(t *testing.T) {
 	}
 	s.Save(rep(2, 1, true, second))
 	s.Save(rep(2, 2, true, second))
-	if err := s.Close(StatusCompleted); err != nil {
-		t.Fatal(err)
-	}
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := closeAndReopen(t, s, path)
 	var copies, pointers int
 	if err := st.db.QueryRow(`SELECT count(request_body), count(request_from) FROM answers WHERE run_id = ?`, s.RunID).Scan(&copies, &pointers); err != nil {
 		t.Fatal(err)
