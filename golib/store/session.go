@@ -151,22 +151,28 @@ type sharedRequests struct {
 const maxSharedRequests = 1 << 16
 
 // share is the body to store for a's request and the job that holds it instead ("" when a holds
-// its own). A job never points at itself.
-func (r *sharedRequests) share(a *Answer) (body []byte, from string) {
+// its own), with the body's hash for held. A job never points at itself.
+func (r *sharedRequests) share(a *Answer) (body []byte, from string, hash [sha256.Size]byte) {
 	if a.Request == nil {
-		return nil, ""
+		return nil, "", hash
 	}
-	h := sha256.Sum256(a.Request)
-	if holder, ok := r.holders[h]; ok && holder != a.Key {
-		return nil, holder
+	hash = sha256.Sum256(a.Request)
+	if holder, ok := r.holders[hash]; ok && holder != a.Key {
+		return nil, holder, hash
 	}
-	if a.Answered {
-		if r.holders == nil || len(r.holders) >= maxSharedRequests {
-			r.holders = make(map[[sha256.Size]byte]string)
-		}
-		r.holders[h] = a.Key
+	return a.Request, "", hash
+}
+
+// held records that a's row now holds the body of the given hash, once the row is written: a late
+// copy of a job answered already changes nothing, and its row may hold no body at all.
+func (r *sharedRequests) held(a *Answer, body []byte, hash [sha256.Size]byte) {
+	if body == nil || !a.Answered {
+		return
 	}
-	return a.Request, ""
+	if r.holders == nil || len(r.holders) >= maxSharedRequests {
+		r.holders = make(map[[sha256.Size]byte]string)
+	}
+	r.holders[hash] = a.Key
 }
 
 // forget drops what a failed transaction may have recorded: its rows are not in the file.
@@ -544,7 +550,7 @@ func (s *Session) insert(batch []Answer) (err error) {
 	for i := range batch {
 		a := &batch[i]
 		d := a.Decision
-		request, from := s.requests.share(a)
+		request, from, hash := s.requests.share(a)
 		res, err := ins.Exec(s.RunID, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
 			nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
 			nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
@@ -562,6 +568,7 @@ func (s *Session) insert(batch []Answer) (err error) {
 		if n, _ := res.RowsAffected(); n == 0 {
 			continue // the job was answered already; this late copy changes nothing
 		}
+		s.requests.held(a, request, hash)
 		for _, at := range a.Log {
 			if _, err = log.Exec(s.RunID, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
 				nullString(bytesText(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {

@@ -370,3 +370,42 @@ func TestTheSameRequestIsStoredOnce(t *testing.T) {
 		}
 	}
 }
+
+// A late copy of a job already answered changes nothing in its row, so it must not become the
+// holder of a body: its row may hold none (it named another job), and a later job naming it would
+// find no body in the log.
+func TestALateCopyDoesNotHoldARequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "late.sqlite")
+	body := `{"messages":[{"content":"record one"}]}`
+	rep := func(n int32) Answer {
+		a := answer(1, true)
+		a.Key, a.N, a.Request = JobKey(1, 1, "m", 0, false, n), n, []byte(body)
+		return a
+	}
+	s := claim(t, path, spec("late"))
+	s.Save(rep(1)) // holds the body
+	s.Save(rep(2)) // names job 1
+	if err := s.Close(StatusInterrupted); err != nil {
+		t.Fatal(err)
+	}
+	s = claim(t, path, spec("late"))
+	if !s.Resumed {
+		t.Fatal("the run was not resumed")
+	}
+	s.Save(rep(2)) // a late copy: job 2's row stays as it was, without a body of its own
+	s.Save(rep(3))
+	st := closeAndReopen(t, s, path)
+	log, err := st.Log(s.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies, _ := log.Col("request_body")
+	if log.NumRows != 3 {
+		t.Fatalf("%d log rows, want 3", log.NumRows)
+	}
+	for i, got := range bodies.Str {
+		if got != body || !bodies.Valid[i] {
+			t.Errorf("log row %d: request body %q (valid %v), want the record's", i, got, bodies.Valid[i])
+		}
+	}
+}
