@@ -33,10 +33,9 @@ const (
 // A provider that counts requests in windows (Descriptor.WindowedRequests) gets each window's
 // requests at frontLoadPace times the even pace, in the first third of the window: the window check
 // then holds the rest of the window back, and at a ceiling 6,000 requests take 29.3 windows
-// instead of 30. They
-// still leave one at a time, a few milliseconds apart, so the provider meets them as it meets an
-// even pace; a whole window sent at once instead reaches it unevenly, and a late burst is refused
-// whole. The first 429 ends the faster pace for the run (a provider may count in shorter windows
+// instead of 30. They still leave one at a time, a few milliseconds apart, so the provider meets
+// them as it meets an even pace; a whole window sent at once instead reaches it unevenly, and a
+// late burst is refused whole. The first 429 ends the faster pace for the run (a provider may count in shorter windows
 // than it says), as the providers whose limits refill continuously always have it.
 //
 // The window check repeats the previous window's pattern, and the bucket does not undo it (a
@@ -98,7 +97,7 @@ func newPacer(rpm float64, c clock.Clock, windowed bool) *pacer {
 		clock:     c,
 		frontLoad: frontLoad,
 		turn:      make(chan struct{}, 1),
-		limiter:   rate.NewLimiter(evenPace(rpm, frontLoad), 1),
+		limiter:   rate.NewLimiter(admissionRate(rpm, frontLoad), 1),
 		sent:      make([]sentAt, perWindow),
 		window:    window + windowGuard,
 		guard:     windowGuard,
@@ -123,19 +122,19 @@ func (p *pacer) refused() {
 	p.setGuard(min(2*p.guard, maxWindowGuard))
 	if p.frontLoad != 1 {
 		p.frontLoad = 1
-		p.limiter.SetLimitAt(p.clock.Now(), evenPace(p.rpm, 1))
+		p.limiter.SetLimitAt(p.clock.Now(), admissionRate(p.rpm, 1))
 		p.gap = minGap(p.rpm)
 	}
 }
 
-// evenPace is the limiter's rate: just under rpm/60 a second, times the pace within a window.
-func evenPace(rpm, frontLoad float64) rate.Limit {
+// admissionRate is the limiter's rate: just under rpm/60 a second, times the pace within a window.
+func admissionRate(rpm, frontLoad float64) rate.Limit {
 	return rate.Limit(rpm / 60 * rateMargin * frontLoad)
 }
 
 // minGap is the least time between two admissions once a front-loaded pace fell back to even.
 func minGap(rpm float64) time.Duration {
-	return time.Duration(minGapShare / float64(evenPace(rpm, 1)) * float64(time.Second))
+	return time.Duration(minGapShare / float64(admissionRate(rpm, 1)) * float64(time.Second))
 }
 
 // setGuard changes the guard; the caller holds the lock.
@@ -153,7 +152,7 @@ func (p *pacer) follow(reported float64) {
 		return
 	}
 	p.rpm = rpm
-	p.limiter.SetLimitAt(p.clock.Now(), evenPace(rpm, p.frontLoad))
+	p.limiter.SetLimitAt(p.clock.Now(), admissionRate(rpm, p.frontLoad))
 	if p.gap > 0 {
 		p.gap = minGap(rpm)
 	}
@@ -202,9 +201,9 @@ func (p *pacer) wait(ctx context.Context) (ticket, error) {
 		p.mu.Lock()
 		now := p.clock.Now()
 		oldest := p.sent[p.next].at
-		d := max(p.window-now.Sub(oldest), p.gap-now.Sub(p.last))
-		if oldest.IsZero() {
-			d = p.gap - now.Sub(p.last)
+		d := p.gap - now.Sub(p.last)
+		if !oldest.IsZero() {
+			d = max(d, p.window-now.Sub(oldest))
 		}
 		if d <= 0 {
 			p.last = now

@@ -282,8 +282,8 @@ func failureOf(f Failure) wantOutcome {
 	return w
 }
 
-// Which providers take a second's requests in its first half: those that count requests per second, not the
-// continuously refilled limit with its acceleration limits.
+// Which providers take a second's requests in its first third: those that count requests per
+// second, not the continuously refilled limit with its acceleration limits.
 func TestWindowedRequests(t *testing.T) {
 	for letter, want := range map[string]bool{"a": true, "b": false, "c": true} {
 		d, ok := Lookup(letter)

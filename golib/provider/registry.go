@@ -36,7 +36,7 @@ type Descriptor struct {
 	// Rate are the rate-limit headers.
 	Rate RateHeaders `json:"rate_headers"`
 	// WindowedRequests says the provider counts requests per second (rpm/60 in any second), so a
-	// second's requests may go in its first half; otherwise they are spread evenly (a limit that
+	// second's requests may go in its first third; otherwise they are spread evenly (a limit that
 	// refills continuously and refuses sudden rises).
 	WindowedRequests bool `json:"-"`
 	// ModelFields are the fields of a model in the run options, after its name, reps and rpm: the
