@@ -592,9 +592,11 @@ func Reconcile(jobs map[string]string, lines []provider.BatchLine, refused bool)
 		case !ok:
 			l = provider.BatchLine{CustomID: id, Kind: provider.LineExpired,
 				Message: "in neither the output nor the error file of its batch (counted as expired)"}
-			if unread > 0 {
-				l.Message += fmt.Sprintf("; %d result lines of the batch name no request we can read, the first: %s",
-					unread, firstUnread)
+			switch {
+			case unread == 1:
+				l.Message += "; 1 result line of the batch names no request: " + firstUnread
+			case unread > 1:
+				l.Message += fmt.Sprintf("; %d result lines of the batch name no request, the first: %s", unread, firstUnread)
 			}
 		}
 		out[i] = l

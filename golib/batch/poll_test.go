@@ -3,7 +3,9 @@ package batch
 import (
 	"context"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,5 +119,49 @@ func TestCreateRetryAndPollBackoffAreOnTheClock(t *testing.T) {
 	}
 	if ms.batches[0].ProviderID == "" {
 		t.Fatal("the batch's id was not recorded")
+	}
+}
+
+// A create refused every time is tried again with the file uploaded once, until max_seconds: after
+// waits of 1 s and 2 s, the next wait (4 s) would pass 5 s.
+func TestCreateRefusedAlwaysStopsAtMaxSeconds(t *testing.T) {
+	srv, err := fakeprovider.New(fakeprovider.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.UpdateConfig([]byte(`{"batches": true, "batch_create_fail_always": true}`), false); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	d, _ := provider.Lookup("c")
+	api := d.Batch(provider.Settings{URL: hs.URL + "/mistral/v1/chat/completions", APIKey: "sk-refused-test"})
+	line, _ := api.Line("j0", provider.Request{Body: []byte(`{"model":"mistral-small-latest","messages":[{"role":"user","content":"Include?"}]}`)})
+	fc := &recordingClock{Fake: clock.NewFake(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))}
+	ms := &memStore{}
+	r := &Runner{API: api, Client: resty.New(), Clock: fc, Store: ms, Sink: ms, Wait: true, MaxWait: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), []Job{{Key: "k0", CustomID: "j0", Line: line}}) }()
+	var runErr error
+	for running := true; running; {
+		select {
+		case runErr = <-done:
+			running = false
+		default:
+			if next, ok := fc.NextDeadline(); ok {
+				fc.Advance(next.Sub(fc.Now()))
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}
+	if runErr == nil || !strings.Contains(runErr.Error(), "max_seconds = 5 reached") || !strings.Contains(runErr.Error(), "HTTP 429") {
+		t.Fatalf("error %v", runErr)
+	}
+	if st := srv.Stats().Batch; st.CreateRefused != 3 || st.FilesUploaded != 1 || st.Created != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second}; !reflect.DeepEqual(fc.waits, want) {
+		t.Fatalf("waits %v, want %v", fc.waits, want)
 	}
 }
