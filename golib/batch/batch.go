@@ -343,8 +343,9 @@ func (r *Runner) submitOne(ctx context.Context, jobs []*Job, lines [][]byte) err
 	return nil
 }
 
-// refusal is a call the provider refused for now (a 429, a 5xx): it is made again after a wait.
-// The intent stays, so nothing is lost if we crash meanwhile.
+// refusal is a call the provider refused for now (a 429, a 5xx; when asking about a batch, a
+// network error too): it is made again after a wait. A create's intent stays meanwhile, so nothing
+// is lost if we crash.
 type refusal struct{ msg string }
 
 func (e *refusal) Error() string { return e.msg }
