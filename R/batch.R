@@ -14,15 +14,21 @@ batch_state <- new.env(parent = emptyenv())
 #' @section How the batches are kept:
 #' The requests are split into batches within the provider's limits (lines and bytes per batch;
 #' a create the provider refuses for now, such as OpenAI's enqueued-token limit, is tried again
-#' after a wait). Before each batch is submitted, its lines are recorded in the answer store with
+#' with the same uploaded file after a wait, within `max_tries` attempts and `max_seconds`, then
+#' the call stops with an error of class `tabscreen_error_batch`). Before each batch is submitted, its lines are recorded in the answer store with
 #' a client tag that is also sent in the batch's metadata: if R crashes (or is killed) between the
 #' submit call and its record, the next call finds the batch at the provider by that tag, so a
 #' paid batch is never orphaned and no request is submitted twice.
 #'
 #' Once a batch has ended every line is reconciled: answered; failed (OpenAI's error file,
 #' including lines with `status_code: 0`); expired; or missing from both result files (counted as
-#' expired). Failed lines whose cause may pass and expired lines are submitted again in a new
-#' batch, within `max_tries` batches per request; the others end in `error_data` with their reason.
+#' expired). Each result line is read on its own: one that cannot be read (not JSON, say) fails
+#' with that reason and never keeps the other lines from being collected. Failed lines whose cause
+#' may pass and expired lines are submitted again in a new batch, within `max_tries` batches per
+#' request; the others end in `error_data` with their reason. A batch that cannot be read or
+#' collected at all (its results refused, say) stops the call, once the other batches are
+#' collected, with an error of class `tabscreen_error_batch` naming the batch and the cause; its
+#' requests stay at the provider and the same call tries again.
 #'
 #' @section Waiting and resuming:
 #' With `wait = TRUE` the call shows a progress bar (lines done, elapsed time, ETA) and polls the
@@ -91,13 +97,23 @@ batch_provider <- function(screening, call) {
 # The run option `batch` of the call being screened (NULL: a synchronous call).
 batch_request <- function() batch_state$request
 
-# A batch screening that left requests at the provider: what R returns instead of the result.
-batch_pending <- function(meta, options, messages) {
+# A batch screening that left requests at the provider: what R returns instead of the result. A
+# run that stopped (a batch that cannot be collected, a create refused until max_tries) is an error
+# that says why, with that object in its field `batch`.
+batch_pending <- function(meta, options, messages, call) {
   store <- meta$store
   batches <- if (!is.null(store$run_id)) screen_store_batches(store$run_id, store = store$path)
   out <- structure(list(run_id = store$run_id, store = store$path,
     submitted = as.integer(meta$batch$submitted %||% 0L), pending = as.integer(meta$batch$pending %||% 0L),
     batches = batches), class = "tabscreen_batch")
+  if (identical(meta$state, "stopped")) {
+    why <- meta$stop$message %||% "the provider refused the batch requests"
+    tabscreen_abort(c(
+      "The batch screening stopped: {why}",
+      "i" = "{out$pending} request{?s} {?waits/wait} in batches at the provider: the same {.fn screen_batch} call collects {cli::qty(out$pending)}{?it/them} once the cause is gone.",
+      "i" = "The run's batches are in the field {.field batch} of this error: {.code rlang::last_error()$batch}."),
+      class = meta$stop$class %||% "tabscreen_error_batch", batch = out, call = call)
+  }
   tabscreen_inform(c(
     "i" = "{out$pending} request{?s} {?is/are} waiting in {meta$batch$batches %||% 0} batch{?es} at the provider ({out$submitted} submitted by this call).",
     " " = "The same {.fn screen_batch} call collects them when they have ended; {.fn screen_batch_cancel} cancels them."),

@@ -38,7 +38,13 @@
 #                                                  fractions of lines that, on their first submission,
 #                                                  fail (500), fail without a response (status_code 0),
 #                                                  expire, or are in no result file
-#   batch_create_fail_once                         the next batch create gets a 429
+#   batch_fail_numeric, batch_garbled              fractions of lines that, on their first submission,
+#                                                  fail (500) with a numeric error code, or are
+#                                                  answered and written cut in the middle (not JSON)
+#   batch_unknown_fields = TRUE                    result lines and batches carry fields no client knows
+#   batch_results_gone = TRUE                      every request for a batch's results gets a 404
+#   batch_create_fail_once, batch_create_fail_always
+#                                                  the next batch create, or every one, gets a 429
 
 # How the fake is started. By default a child R process loads this package's DLL and serves the fake
 # from the core library (TsFakeServe) until its stdin, a pipe held by this process, closes.

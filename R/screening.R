@@ -276,7 +276,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
   meta <- res$meta
   if (!is.null(meta$batch) && (meta$batch$pending %||% 0) > 0) {
-    return(batch_pending(meta, options, arg_list$messages))
+    return(batch_pending(meta, options, arg_list$messages, call))
   }
   rows <- result_rows(res$answers, res$questions, records, layout, merge_into$rows)
   price <- price_data_rows(meta$price_data)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-resty/resty/v2"
@@ -69,12 +70,16 @@ type Counts struct {
 
 // Runner runs one call's jobs.
 type Runner struct {
-	API      provider.BatchAPI
-	Client   *resty.Client
-	Clock    clock.Clock
-	Store    Store
-	Sink     Sink
+	API    provider.BatchAPI
+	Client *resty.Client
+	Clock  clock.Clock
+	Store  Store
+	Sink   Sink
+	// MaxTries caps the batches a job is sent in, the attempts of a refused create and the
+	// consecutive passing failures (429, 5xx, network) of asking about a batch or reading its
+	// results; MaxWait caps how long one such call is tried again. 0: no cap.
 	MaxTries int
+	MaxWait  time.Duration
 	Wait     bool
 	Poll     Poll
 	// Report receives the counts whenever they change.
@@ -84,6 +89,7 @@ type Runner struct {
 	AfterSubmit func() error
 
 	open    []*open
+	stuck   []*open // batches this call cannot collect (why in their err)
 	jobs    map[string]*Job
 	counts  Counts
 	backoff time.Duration
@@ -92,6 +98,11 @@ type Runner struct {
 type open struct {
 	store.Batch
 	info provider.BatchInfo
+	// misses are the consecutive passing failures of asking about the batch or reading its
+	// results, the first at firstMiss; err is why the batch cannot be collected.
+	misses    int
+	firstMiss time.Time
+	err       error
 }
 
 // ErrCrash is what a test's AfterSubmit returns to stop the pipeline as a crash would.
@@ -131,7 +142,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) error {
 		pending = nil
 		if !r.Wait || len(r.open) == 0 {
 			r.leave()
-			return nil
+			return r.stuckError()
 		}
 		var err error
 		if pending, err = r.pollOnce(ctx); err != nil {
@@ -143,11 +154,29 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) error {
 
 // leave tells the run which jobs wait at the provider.
 func (r *Runner) leave() {
-	for _, b := range r.open {
+	for _, b := range r.waiting() {
 		for _, k := range b.Jobs {
 			r.Sink.Pending(k)
 		}
 	}
+}
+
+// waiting are the batches whose lines wait at the provider: open, or set aside by this call.
+func (r *Runner) waiting() []*open {
+	return append(append(make([]*open, 0, len(r.open)+len(r.stuck)), r.open...), r.stuck...)
+}
+
+// stuckError says which batches this call could not collect, and why (nil: none). Their lines
+// stay at the provider: the next call asks about them again.
+func (r *Runner) stuckError() error {
+	if len(r.stuck) == 0 {
+		return nil
+	}
+	why := make([]string, len(r.stuck))
+	for i, b := range r.stuck {
+		why[i] = fmt.Sprintf("batch %s (%d requests) could not be collected: %v", b.ProviderID, len(b.Jobs), b.err)
+	}
+	return errors.New(strings.Join(why, "; "))
 }
 
 // recover loads the run's open batches. An intent without a provider id was recorded before a
@@ -291,19 +320,9 @@ func (r *Runner) submitOne(ctx context.Context, jobs []*Job, lines [][]byte) err
 	if err != nil {
 		return err
 	}
-	var info provider.BatchInfo
-	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
-		info, err = r.create(ctx, lines, tag)
-		if err == nil {
-			break
-		}
-		var refused *refusal
-		if !errors.As(err, &refused) {
-			return err
-		}
-		if err := clock.Sleep(ctx, r.Clock, wait); err != nil {
-			return err
-		}
+	info, err := r.createBatch(ctx, lines, tag)
+	if err != nil {
+		return err
 	}
 	if r.AfterSubmit != nil {
 		if err := r.AfterSubmit(); err != nil {
@@ -324,26 +343,65 @@ func (r *Runner) submitOne(ctx context.Context, jobs []*Job, lines [][]byte) err
 	return nil
 }
 
-// refusal is a create the provider refused for now (a 429, a 5xx, a network error): the same
-// batch is created again after a wait. The intent stays, so nothing is lost if we crash meanwhile.
+// refusal is a call the provider refused for now (a 429, a 5xx; when asking about a batch, a
+// network error too): it is made again after a wait. A create's intent stays meanwhile, so nothing
+// is lost if we crash.
 type refusal struct{ msg string }
 
 func (e *refusal) Error() string { return e.msg }
 
-func (r *Runner) create(ctx context.Context, lines [][]byte, tag string) (provider.BatchInfo, error) {
-	fileID := ""
-	if up, ok := r.API.Upload(lines, tag); ok {
-		resp, err := r.do(ctx, up)
-		if err != nil {
-			return provider.BatchInfo{}, err
+// createBatch uploads the lines (once) and creates their batch, trying the create again with the
+// same file after a wait (1 s doubling to a minute) while the provider refuses it for now, within
+// MaxTries attempts and MaxWait. A network error is not tried again: the create may have reached
+// the provider, and the next call finds it by its tag.
+func (r *Runner) createBatch(ctx context.Context, lines [][]byte, tag string) (provider.BatchInfo, error) {
+	fileID, uploaded := "", false
+	first := r.Clock.Now()
+	wait := time.Second
+	for try := 1; ; try++ {
+		var info provider.BatchInfo
+		var err error
+		if !uploaded {
+			fileID, uploaded, err = r.upload(ctx, lines, tag)
 		}
-		if passing(resp.Status) {
-			return provider.BatchInfo{}, &refusal{provider.BatchError("file upload", resp).Error()}
+		if err == nil {
+			if info, err = r.create(ctx, fileID, lines, tag); err == nil {
+				return info, nil
+			}
 		}
-		if fileID, err = r.API.ParseUpload(resp); err != nil {
-			return provider.BatchInfo{}, err
+		var refused *refusal
+		if !errors.As(err, &refused) {
+			return info, err
 		}
+		if why := r.giveUp(try, first, wait); why != "" {
+			return info, fmt.Errorf("the provider refused to create a batch of %d requests: %v%s", len(lines), err, why)
+		}
+		if err := clock.Sleep(ctx, r.Clock, wait); err != nil {
+			return info, err
+		}
+		wait = min(2*wait, time.Minute)
 	}
+}
+
+// upload uploads the lines as the batch's file, when the provider takes them so; it reports
+// whether they need no upload any more.
+func (r *Runner) upload(ctx context.Context, lines [][]byte, tag string) (string, bool, error) {
+	up, ok := r.API.Upload(lines, tag)
+	if !ok {
+		return "", true, nil
+	}
+	resp, err := r.do(ctx, up)
+	if err != nil {
+		return "", false, err
+	}
+	if passing(resp.Status) {
+		return "", false, &refusal{provider.BatchError("file upload", resp).Error()}
+	}
+	id, err := r.API.ParseUpload(resp)
+	return id, err == nil, err
+}
+
+func (r *Runner) create(ctx context.Context, fileID string, lines [][]byte, tag string) (provider.BatchInfo, error) {
 	resp, err := r.do(ctx, r.API.Create(fileID, lines, tag))
 	if err != nil {
 		return provider.BatchInfo{}, err
@@ -354,13 +412,26 @@ func (r *Runner) create(ctx context.Context, lines [][]byte, tag string) (provid
 	return r.API.ParseBatch(resp)
 }
 
+// giveUp says why a refused call is not made again after tries attempts, the first at first,
+// before a wait of wait ("": it is made again).
+func (r *Runner) giveUp(tries int, first time.Time, wait time.Duration) string {
+	if r.MaxTries > 0 && tries >= r.MaxTries {
+		return fmt.Sprintf(" (gave up after %d attempts: max_tries = %d)", tries, r.MaxTries)
+	}
+	if r.MaxWait > 0 && r.Clock.Now().Sub(first)+wait > r.MaxWait {
+		return fmt.Sprintf(" (gave up after %d attempts: max_seconds = %g reached)", tries, r.MaxWait.Seconds())
+	}
+	return ""
+}
+
 // passing: the status of a refusal that a later try may not meet.
 func passing(status int) bool {
 	return status == http.StatusTooManyRequests || status == 0 || status >= 500
 }
 
 // pollOnce waits, then asks about every open batch and collects those that ended. It returns
-// the jobs to send again.
+// the jobs to send again. A batch that cannot be read is set aside with its reason, and the others
+// are collected.
 func (r *Runner) pollOnce(ctx context.Context) ([]*Job, error) {
 	if r.backoff == 0 {
 		r.backoff = r.Poll.First
@@ -374,54 +445,95 @@ func (r *Runner) pollOnce(ctx context.Context) ([]*Job, error) {
 	// A new slice: on an error part way, r.open still holds every open batch (leave() needs them).
 	still := make([]*open, 0, len(r.open))
 	for _, b := range r.open {
-		resp, err := r.do(ctx, r.API.Get(b.ProviderID))
-		if err != nil {
-			return nil, err
+		more, ended, err := r.check(ctx, b)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		if passing(resp.Status) {
+		var refused *refusal
+		switch {
+		case errors.As(err, &refused):
+			if b.misses++; b.misses == 1 {
+				b.firstMiss = r.Clock.Now()
+			}
+			if why := r.giveUp(b.misses, b.firstMiss, r.backoff); why != "" {
+				b.err = fmt.Errorf("%v%s", err, why)
+				r.stuck = append(r.stuck, b)
+				continue
+			}
 			still = append(still, b)
-			continue
-		}
-		info, err := r.API.ParseBatch(resp)
-		if err != nil {
+		case errors.As(err, new(*unreadable)):
+			b.err = err
+			r.stuck = append(r.stuck, b)
+		case err != nil:
 			return nil, err
-		}
-		b.info = info
-		if err := r.Store.BatchUpdate(b.ID, "", info.State, info.Done, info.Fail); err != nil {
-			return nil, err
-		}
-		if !info.Ended {
+		case !ended:
+			b.misses = 0
 			still = append(still, b)
-			continue
+		default:
+			again = append(again, more...)
 		}
-		more, err := r.collect(ctx, b)
-		if err != nil {
-			return nil, err
-		}
-		again = append(again, more...)
 	}
 	r.open = still
 	r.countOpen()
 	return again, nil
 }
 
-// collect reads an ended batch's results, reconciles every line and hands each to the run.
+// unreadable is why a batch cannot be read (a 4xx, an answer we cannot read): asking again now
+// would give the same.
+type unreadable struct{ err error }
+
+func (e *unreadable) Error() string { return e.err.Error() }
+
+// check asks about a batch and, when it has ended, collects it. A *refusal (429, 5xx, a network
+// error) or an *unreadable error concerns the batch alone; any other error stops the call.
+func (r *Runner) check(ctx context.Context, b *open) ([]*Job, bool, error) {
+	resp, err := r.call(ctx, r.API.Get(b.ProviderID), "batch request")
+	if err != nil {
+		return nil, false, err
+	}
+	info, err := r.API.ParseBatch(resp)
+	if err != nil {
+		return nil, false, &unreadable{err}
+	}
+	b.info = info
+	if err := r.Store.BatchUpdate(b.ID, "", info.State, info.Done, info.Fail); err != nil {
+		return nil, false, err
+	}
+	if !info.Ended {
+		return nil, false, nil
+	}
+	more, err := r.collect(ctx, b)
+	return more, true, err
+}
+
+// call makes a call whose failure concerns one batch: a network error or a passing status is a
+// *refusal, another status than 200 is *unreadable.
+func (r *Runner) call(ctx context.Context, c provider.HTTPCall, what string) (provider.Response, error) {
+	resp, err := r.do(ctx, c)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		return resp, &refusal{err.Error()}
+	case err != nil:
+		return resp, err
+	case passing(resp.Status):
+		return resp, &refusal{provider.BatchError(what, resp).Error()}
+	case resp.Status != http.StatusOK:
+		return resp, &unreadable{provider.BatchError(what, resp)}
+	}
+	return resp, nil
+}
+
+// collect reads an ended batch's results, reconciles every line and hands each to the run. Each
+// line is read on its own: one that cannot be read fails alone, with its reason.
 func (r *Runner) collect(ctx context.Context, b *open) ([]*Job, error) {
 	var lines []provider.BatchLine
 	if !b.info.Refused {
 		for _, call := range r.API.Results(b.info) {
-			resp, err := r.do(ctx, call)
+			resp, err := r.call(ctx, call, "its results")
 			if err != nil {
 				return nil, err
 			}
-			if resp.Status != http.StatusOK {
-				return nil, provider.BatchError("batch results", resp)
-			}
-			got, err := r.API.ParseResults(resp.Body)
-			if err != nil {
-				return nil, err
-			}
-			lines = append(lines, got...)
+			lines = append(lines, r.API.ParseResults(resp.Body)...)
 		}
 	}
 	var again []*Job
@@ -452,8 +564,14 @@ func (r *Runner) collect(ctx context.Context, b *open) ([]*Job, error) {
 // when the batch was refused or when the line is in neither file.
 func Reconcile(jobs map[string]string, lines []provider.BatchLine, refused bool) []provider.BatchLine {
 	got := make(map[string]provider.BatchLine, len(jobs))
+	unread, firstUnread := 0, ""
 	for _, l := range lines {
 		if _, ours := jobs[l.CustomID]; !ours {
+			if l.CustomID == "" {
+				if unread++; unread == 1 {
+					firstUnread = l.Message
+				}
+			}
 			continue
 		}
 		if prev, seen := got[l.CustomID]; seen && prev.Kind == provider.LineResponse {
@@ -475,6 +593,12 @@ func Reconcile(jobs map[string]string, lines []provider.BatchLine, refused bool)
 		case !ok:
 			l = provider.BatchLine{CustomID: id, Kind: provider.LineExpired,
 				Message: "in neither the output nor the error file of its batch (counted as expired)"}
+			switch {
+			case unread == 1:
+				l.Message += "; 1 result line of the batch names no request: " + firstUnread
+			case unread > 1:
+				l.Message += fmt.Sprintf("; %d result lines of the batch name no request, the first: %s", unread, firstUnread)
+			}
 		}
 		out[i] = l
 	}
@@ -526,8 +650,8 @@ func (r *Runner) Cancel(ctx context.Context) (int, error) {
 }
 
 func (r *Runner) countOpen() {
-	r.counts.Batches, r.counts.Waiting = len(r.open), 0
-	for _, b := range r.open {
+	r.counts.Batches, r.counts.Waiting = len(r.open)+len(r.stuck), 0
+	for _, b := range r.waiting() {
 		r.counts.Waiting += len(b.Jobs)
 	}
 	if r.Report != nil {

@@ -44,6 +44,10 @@ func TestReconcile(t *testing.T) {
 			[]provider.BatchLine{ok("a"), ok("b"), ok("c")}},
 		{"a refused batch expires every line", []provider.BatchLine{ok("a")}, true,
 			[]provider.BatchLine{refused("a"), refused("b"), refused("c")}},
+		{"a line that names no request is counted, and said beside the missing ones",
+			[]provider.BatchLine{ok("a"), {Kind: provider.LineFailed, Message: "its result line could not be read: <html>"}, ok("c")}, false,
+			[]provider.BatchLine{ok("a"), {CustomID: "b", Kind: provider.LineExpired, Message: missing("b").Message +
+				"; 1 result line of the batch names no request: its result line could not be read: <html>"}, ok("c")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

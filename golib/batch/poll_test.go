@@ -3,7 +3,9 @@ package batch
 import (
 	"context"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,21 +67,31 @@ func (c *recordingClock) NewTimer(d time.Duration) clock.Timer {
 	return c.Fake.NewTimer(d)
 }
 
-// A refused create waits a second and is tried again; then the polls wait a quarter second,
-// growing by half each time, on the injected clock.
-func TestCreateRetryAndPollBackoffAreOnTheClock(t *testing.T) {
+// fakeBatchAPI is the batch API of provider letter at a fake with the configuration patch, and
+// the line of one request.
+func fakeBatchAPI(t *testing.T, letter, patch string) (*fakeprovider.Server, provider.BatchAPI, []byte) {
+	t.Helper()
 	srv, err := fakeprovider.New(fakeprovider.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.UpdateConfig([]byte(`{"batches": true, "batch_delay_ms": 3600000, "batch_create_fail_once": true}`), false); err != nil {
+	if _, err := srv.UpdateConfig([]byte(patch), false); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	d, _ := provider.Lookup("a")
-	api := d.Batch(provider.Settings{URL: hs.URL + "/v1/chat/completions", APIKey: "sk-poll-test"})
-	line, _ := api.Line("j0", provider.Request{Body: []byte(`{"model":"gpt-6-luna","messages":[{"role":"user","content":"Include?"}]}`)})
+	t.Cleanup(hs.Close)
+	d, _ := provider.Lookup(letter)
+	url := map[string]string{"a": hs.URL + "/v1/chat/completions", "c": hs.URL + "/mistral/v1/chat/completions"}[letter]
+	model := map[string]string{"a": "gpt-6-luna", "c": "mistral-small-latest"}[letter]
+	api := d.Batch(provider.Settings{URL: url, APIKey: "sk-batch-test"})
+	line, _ := api.Line("j0", provider.Request{Body: []byte(`{"model":"` + model + `","messages":[{"role":"user","content":"Include?"}]}`)})
+	return srv, api, line
+}
+
+// A refused create waits a second and is tried again; then the polls wait a quarter second,
+// growing by half each time, on the injected clock.
+func TestCreateRetryAndPollBackoffAreOnTheClock(t *testing.T) {
+	srv, api, line := fakeBatchAPI(t, "a", `{"batches": true, "batch_delay_ms": 3600000, "batch_create_fail_once": true}`)
 	fc := &recordingClock{Fake: clock.NewFake(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))}
 	ms := &memStore{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -117,5 +129,38 @@ func TestCreateRetryAndPollBackoffAreOnTheClock(t *testing.T) {
 	}
 	if ms.batches[0].ProviderID == "" {
 		t.Fatal("the batch's id was not recorded")
+	}
+}
+
+// A create refused every time is tried again with the file uploaded once, until max_seconds: after
+// waits of 1 s and 2 s, the next wait (4 s) would pass 5 s.
+func TestCreateRefusedAlwaysStopsAtMaxSeconds(t *testing.T) {
+	srv, api, line := fakeBatchAPI(t, "c", `{"batches": true, "batch_create_fail_always": true}`)
+	fc := &recordingClock{Fake: clock.NewFake(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))}
+	ms := &memStore{}
+	r := &Runner{API: api, Client: resty.New(), Clock: fc, Store: ms, Sink: ms, Wait: true, MaxWait: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), []Job{{Key: "k0", CustomID: "j0", Line: line}}) }()
+	var runErr error
+	for running := true; running; {
+		select {
+		case runErr = <-done:
+			running = false
+		default:
+			if next, ok := fc.NextDeadline(); ok {
+				fc.Advance(next.Sub(fc.Now()))
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}
+	if runErr == nil || !strings.Contains(runErr.Error(), "max_seconds = 5 reached") || !strings.Contains(runErr.Error(), "HTTP 429") {
+		t.Fatalf("error %v", runErr)
+	}
+	if st := srv.Stats().Batch; st.CreateRefused != 3 || st.FilesUploaded != 1 || st.Created != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second}; !reflect.DeepEqual(fc.waits, want) {
+		t.Fatalf("waits %v, want %v", fc.waits, want)
 	}
 }

@@ -3,11 +3,16 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tabscreen/tabscreen/golib/batch"
+	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/fakeprovider"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/store"
@@ -214,6 +219,162 @@ func TestBatchHoldsOneModel(t *testing.T) {
 			lines, _ := tab.Col("lines")
 			if tab.NumRows != 2 || lines.I32[0] != 7 || lines.I32[1] != 7 {
 				t.Fatalf("%d batches, lines %v", tab.NumRows, lines.I32)
+			}
+		})
+	}
+}
+
+// storedRows are the stored jobs of a run: answered, and the reasons of the others.
+func storedRows(t *testing.T, path, runID string) (answered int, reasons []string) {
+	t.Helper()
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.ScanRun(runID, func(row *store.Row) {
+		if row.Answered {
+			answered++
+		} else {
+			reasons = append(reasons, row.Error)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return answered, reasons
+}
+
+// Result lines with numeric error codes, status_code 0, fields no client knows, or cut in the
+// middle: each line stands alone. With retries every job is answered; with max_tries = 1 every job
+// ends answered or failed with its reason.
+func TestBatchOddLinesEachStandAlone(t *testing.T) {
+	const odd = `{"batch_fail_numeric": 0.15, "batch_garbled": 0.15, "batch_fail_zero": 0.05, "batch_unknown_fields": true}`
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) {
+			fk := batchFake(t, odd)
+			path := filepath.Join(t.TempDir(), "answers.sqlite")
+			r := startBatch(t, batchOptionsOf(letter, fk.URL, path, true), batchRecords(100))
+			bs := fk.Stats().Batch
+			if st, stop := r.State(); st != "done" || r.answered.Load() != 100 {
+				t.Fatalf("state %s %+v, answered %d, stats %+v", st, stop, r.answered.Load(), bs)
+			}
+			if bs.LinesGarbled == 0 || bs.LinesFailed == 0 || bs.LinesReceived != 100+bs.LinesGarbled+bs.LinesFailed {
+				t.Fatalf("stats %+v", bs)
+			}
+
+			fk = batchFake(t, odd)
+			path = filepath.Join(t.TempDir(), "answers.sqlite")
+			one := 1
+			o := batchOptionsOf(letter, fk.URL, path, true)
+			o.MaxTries = &one
+			r = startBatch(t, o, batchRecords(100))
+			bs = fk.Stats().Batch
+			answered, reasons := storedRows(t, path, r.StoreInfo().RunID)
+			if answered != int(bs.LinesAnswered) || answered+len(reasons) != 100 || int64(len(reasons)) != bs.LinesGarbled+bs.LinesFailed {
+				t.Fatalf("answered %d, failed %d, stats %+v", answered, len(reasons), bs)
+			}
+			unread := 0
+			for _, why := range reasons {
+				if strings.Contains(why, "could not be read") {
+					unread++
+				}
+				if !strings.Contains(why, "gave up after 1 batch") {
+					t.Fatalf("reason %q", why)
+				}
+			}
+			if unread != int(bs.LinesGarbled) {
+				t.Fatalf("%d of %d garbled lines failed as unreadable: %q", unread, bs.LinesGarbled, reasons)
+			}
+		})
+	}
+}
+
+// A batch whose results cannot be read stops the call with a reason naming it, once the other
+// batches are collected; its lines stay at the provider, and the next call collects them without
+// submitting anything again.
+func TestBatchThatCannotBeCollectedSaysWhy(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) {
+			fk := batchFake(t, "")
+			// The first request for results is refused, and so is every later one for the same URL.
+			var mu sync.Mutex
+			gone := ""
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if req.Method == http.MethodGet && (strings.HasSuffix(req.URL.Path, "/content") || strings.HasSuffix(req.URL.Path, "/results")) {
+					mu.Lock()
+					if gone == "" {
+						gone = req.URL.Path
+					}
+					refuse := gone == req.URL.Path
+					mu.Unlock()
+					if refuse {
+						http.Error(w, `{"error":{"message":"No such File object","type":"invalid_request_error"}}`, http.StatusNotFound)
+						return
+					}
+				}
+				fk.ServeHTTP(w, req)
+			}))
+			defer hs.Close()
+			path := filepath.Join(t.TempDir(), "answers.sqlite")
+			o := batchOptionsOf(letter, hs.URL, path, true)
+			second := o.Models[0]
+			second.Name += "-2"
+			o.Models = append(o.Models, second)
+			r := startBatch(t, o, batchRecords(6)) // two batches of 6, one per model
+			st, stop := r.State()
+			if st != "stopped" || stop == nil || stop.Class != "tabscreen_error_batch" ||
+				!strings.Contains(stop.Message, "could not be collected") || !strings.Contains(stop.Message, "HTTP 404") {
+				t.Fatalf("state %s %+v", st, stop)
+			}
+			if r.answered.Load() != 6 || r.Summarise().Batch.Pending != 6 {
+				t.Fatalf("answered %d, pending %d: the other batch was not collected", r.answered.Load(), r.Summarise().Batch.Pending)
+			}
+			mu.Lock()
+			gone = "(none)"
+			mu.Unlock()
+			r2 := startBatch(t, o, batchRecords(6))
+			if st, stop := r2.State(); st != "done" || r2.answered.Load() != 12 {
+				t.Fatalf("second call: state %s %+v, answered %d", st, stop, r2.answered.Load())
+			}
+			if bs := fk.Stats().Batch; bs.Created != 2 || bs.LinesReceived != 12 {
+				t.Fatalf("lines were submitted again: %+v", bs)
+			}
+		})
+	}
+}
+
+// A create the provider refuses every time is tried again with the same uploaded file, and the
+// call stops at max_tries with the batch error class.
+func TestBatchCreateRefusedAlwaysStopsAtMaxTries(t *testing.T) {
+	for _, letter := range batchProviders() {
+		t.Run(letter, func(t *testing.T) {
+			fk := batchFake(t, `{"batch_create_fail_always": true}`)
+			path := filepath.Join(t.TempDir(), "answers.sqlite")
+			three := 3
+			o := batchOptionsOf(letter, fk.URL, path, true)
+			o.MaxTries = &three
+			// The waits between the creates (1 s, 2 s) take no time on a fake clock.
+			clk := clock.NewFake(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
+			var r *Run
+			if err := drive(clk, func() (err error) {
+				if r, err = Start(o, batchRecords(5), "sk-secret-test-key", WithClock(clk)); err == nil {
+					r.Wait()
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			st, stop := r.State()
+			if st != "stopped" || stop == nil || stop.Class != "tabscreen_error_batch" || !strings.Contains(stop.Message, "max_tries = 3") {
+				t.Fatalf("state %s %+v", st, stop)
+			}
+			bs := fk.Stats().Batch
+			uploads := int64(1)
+			if letter == "b" { // its requests travel inline
+				uploads = 0
+			}
+			if bs.CreateRefused != 3 || bs.Created != 0 || bs.FilesUploaded != uploads {
+				t.Fatalf("stats %+v", bs)
 			}
 		})
 	}

@@ -107,16 +107,23 @@ func (r *Run) dispatchBatch() {
 		r.fail(&r.results[i], "the request body could not be built: "+err.Error())
 		r.persist(i, nil, attempt{}, nil)
 	}
-	maxTries := 0
+	// max_tries and max_seconds as for a request: without either, one try and no retry.
+	maxTries, maxWait := 0, time.Duration(0)
 	if r.opts.MaxTries != nil {
 		maxTries = *r.opts.MaxTries
+	}
+	if r.opts.MaxSeconds != nil {
+		maxWait = seconds(*r.opts.MaxSeconds)
+	}
+	if r.opts.MaxTries == nil && r.opts.MaxSeconds == nil {
+		maxTries = 1
 	}
 	poll := batch.DefaultPoll
 	if s := r.opts.Batch.PollSeconds; s > 0 {
 		poll.First = seconds(s)
 	}
 	runner := &batch.Runner{API: b.api, Client: r.client, Clock: r.clock, Store: r.session.Batches(), Sink: (*batchSink)(r),
-		MaxTries: maxTries, Wait: r.opts.Batch.Wait, Poll: poll, AfterSubmit: r.afterSubmit,
+		MaxTries: maxTries, MaxWait: maxWait, Wait: r.opts.Batch.Wait, Poll: poll, AfterSubmit: r.afterSubmit,
 		Report: func(c batch.Counts) { b.counts.Store(&c) }}
 	if err := runner.Run(r.ctx, jobs); err != nil && r.ctx.Err() == nil {
 		r.stopRun(provider.Stop{Class: "tabscreen_error_batch", Message: err.Error()})

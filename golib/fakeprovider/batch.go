@@ -26,6 +26,7 @@ type BatchStats struct {
 	Cancelled      int64 `json:"cancelled"`
 	FilesUploaded  int64 `json:"files_uploaded"`
 	LinesFailed    int64 `json:"lines_failed"`
+	LinesGarbled   int64 `json:"lines_garbled"`
 	LinesExpired   int64 `json:"lines_expired"`
 	LinesVanished  int64 `json:"lines_vanished"`
 	LinesAnswered  int64 `json:"lines_answered"`
@@ -71,6 +72,8 @@ const (
 	fateFailZero          // no response (status_code 0)
 	fateExpire
 	fateVanish
+	fateFailNumeric // a 500 response, and an error with a numeric code
+	fateGarbled     // answered, and written cut in the middle (not JSON)
 )
 
 type lineResult struct {
@@ -97,7 +100,7 @@ func (s *Server) refuseCreate() bool {
 	b := &s.batches
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if rc.BatchCreateFailOnce && !b.refused {
+	if rc.BatchCreateFailAlways || rc.BatchCreateFailOnce && !b.refused {
 		b.refused = true
 		b.stats.CreateRefused++
 		return true
@@ -159,9 +162,9 @@ func (s *Server) advance(fb *fakeBatch) {
 		}
 		r := lineResult{customID: l.customID, fate: fate}
 		switch fate {
-		case fateAnswer:
+		case fateAnswer, fateGarbled:
 			r.status, r.body = s.runLine(fb, l.body)
-		case fateFail:
+		case fateFail, fateFailNumeric:
 			r.status = http.StatusInternalServerError
 		}
 		results[i] = r
@@ -172,8 +175,10 @@ func (s *Server) advance(fb *fakeBatch) {
 		switch r.fate {
 		case fateAnswer:
 			b.stats.LinesAnswered++
-		case fateFail, fateFailZero:
+		case fateFail, fateFailZero, fateFailNumeric:
 			b.stats.LinesFailed++
+		case fateGarbled:
+			b.stats.LinesGarbled++
 		case fateExpire:
 			b.stats.LinesExpired++
 		case fateVanish:
@@ -189,7 +194,8 @@ func drawFate(rc *runtimeConfig, key uint64) lineFate {
 	for _, f := range []struct {
 		p    float64
 		fate lineFate
-	}{{rc.BatchFail, fateFail}, {rc.BatchFailZero, fateFailZero}, {rc.BatchExpire, fateExpire}, {rc.BatchVanish, fateVanish}} {
+	}{{rc.BatchFail, fateFail}, {rc.BatchFailZero, fateFailZero}, {rc.BatchExpire, fateExpire}, {rc.BatchVanish, fateVanish},
+		{rc.BatchFailNumeric, fateFailNumeric}, {rc.BatchGarbled, fateGarbled}} {
 		acc += f.p
 		if u < acc {
 			return f.fate
@@ -285,13 +291,41 @@ func (s *Server) batchStats() BatchStats {
 func (fb *fakeBatch) counts() (total, ok, failed int) {
 	for _, r := range fb.results {
 		switch {
-		case r.fate == fateAnswer && r.status == http.StatusOK:
+		case r.answered() && r.status == http.StatusOK:
 			ok++
-		case r.fate == fateAnswer || r.fate == fateFail || r.fate == fateFailZero:
+		case r.answered() || r.failed():
 			failed++
 		}
 	}
 	return len(fb.lines), ok, failed
+}
+
+// answered: the line ran and has a response (written whole or not).
+func (r lineResult) answered() bool { return r.fate == fateAnswer || r.fate == fateGarbled }
+
+// failed: the line failed at the provider.
+func (r lineResult) failed() bool {
+	return r.fate == fateFail || r.fate == fateFailZero || r.fate == fateFailNumeric
+}
+
+// resultLine is a result line's JSON, with the fields no client knows when the fake adds them, cut
+// in the middle when its fate says so.
+func (s *Server) resultLine(line map[string]any, fate lineFate) []byte {
+	s.oddFields(line)
+	enc, _ := json.Marshal(line)
+	if fate == fateGarbled {
+		enc = enc[:len(enc)/2]
+	}
+	return append(enc, '\n')
+}
+
+// oddFields adds fields no client knows, one of them null, to a result line or batch object when
+// batch_unknown_fields is set.
+func (s *Server) oddFields(obj map[string]any) {
+	if s.cfg.Load().BatchUnknownFields {
+		obj["x_fake_unknown"] = map[string]any{"note": "a field no client knows", "values": []any{1, nil, "two"}}
+		obj["x_fake_null"] = nil
+	}
 }
 
 // serveBatch routes the batch APIs; false when the path is not one of theirs.
@@ -398,12 +432,17 @@ func (s *Server) responseFiles(fb *fakeBatch) (string, string) {
 	for i, r := range fb.results {
 		line := map[string]any{"id": "batch_req_" + strconv.Itoa(i), "custom_id": r.customID, "response": nil, "error": nil}
 		switch r.fate {
-		case fateAnswer, fateFail:
+		case fateAnswer, fateFail, fateGarbled, fateFailNumeric:
 			body := json.RawMessage(r.body)
 			if len(r.body) == 0 {
 				body = json.RawMessage(`{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`)
 			}
-			line["response"] = map[string]any{"status_code": r.status, "request_id": "req_" + strconv.Itoa(i), "body": body}
+			resp := map[string]any{"status_code": r.status, "request_id": "req_" + strconv.Itoa(i), "body": body}
+			s.oddFields(resp)
+			line["response"] = resp
+			if r.fate == fateFailNumeric {
+				line["error"] = map[string]any{"message": "Internal server error", "code": 500}
+			}
 		case fateFailZero:
 			line["response"] = map[string]any{"status_code": 0, "request_id": "", "body": map[string]any{}}
 			line["error"] = map[string]string{"code": "server_error", "message": "The request could not be processed."}
@@ -412,11 +451,11 @@ func (s *Server) responseFiles(fb *fakeBatch) (string, string) {
 		case fateVanish:
 			continue
 		}
-		enc, _ := json.Marshal(line)
-		if r.fate == fateAnswer || r.fate == fateFail {
-			ob.Write(append(enc, '\n'))
+		enc := s.resultLine(line, r.fate)
+		if r.fate == fateAnswer || r.fate == fateFail || r.fate == fateGarbled {
+			ob.Write(enc)
 		} else {
-			eb.Write(append(enc, '\n'))
+			eb.Write(enc)
 		}
 	}
 	if ob.Len() > 0 {

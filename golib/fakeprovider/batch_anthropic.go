@@ -103,9 +103,9 @@ func (s *Server) anthropicBatchObject(r *http.Request, fb *fakeBatch) map[string
 			switch {
 			case fb.state == "cancelled":
 				counts["canceled"]++
-			case res.fate == fateAnswer && res.status == http.StatusOK:
+			case res.answered() && res.status == http.StatusOK:
 				counts["succeeded"]++
-			case res.fate == fateAnswer || res.fate == fateFail || res.fate == fateFailZero:
+			case res.answered() || res.failed():
 				counts["errored"]++
 			case res.fate == fateExpire:
 				counts["expired"]++
@@ -117,6 +117,7 @@ func (s *Server) anthropicBatchObject(r *http.Request, fb *fakeBatch) map[string
 	obj := map[string]any{"id": fb.id, "type": "message_batch", "processing_status": status, "request_counts": counts,
 		"created_at": fb.created.UTC().Format(time.RFC3339Nano), "expires_at": fb.created.Add(24 * time.Hour).UTC().Format(time.RFC3339Nano),
 		"ended_at": nil, "cancel_initiated_at": nil, "archived_at": nil, "results_url": nil}
+	s.oddFields(obj)
 	if status == "ended" {
 		obj["ended_at"] = fb.endsAt.UTC().Format(time.RFC3339Nano)
 		obj["results_url"] = "http://" + r.Host + strings.TrimSuffix(r.URL.Path[:strings.Index(r.URL.Path, "/v1/messages/batches")], "/") +
@@ -146,6 +147,10 @@ func (s *Server) anthropicResults(w http.ResponseWriter, r *http.Request, parts 
 	if !ok {
 		return
 	}
+	if s.cfg.Load().BatchResultsGone {
+		anthropicBatchError(w, http.StatusNotFound, "not_found_error", "The results of batch "+fb.id+" were not found")
+		return
+	}
 	if fb.state != "ended" && fb.state != "cancelled" {
 		anthropicBatchError(w, http.StatusBadRequest, "invalid_request_error", "Batch "+fb.id+" has not ended")
 		return
@@ -156,10 +161,13 @@ func (s *Server) anthropicResults(w http.ResponseWriter, r *http.Request, parts 
 		switch {
 		case fb.state == "cancelled":
 			result["type"] = "canceled"
-		case res.fate == fateAnswer && res.status == http.StatusOK:
+		case res.answered() && res.status == http.StatusOK:
 			result["type"], result["message"] = "succeeded", json.RawMessage(res.body)
-		case res.fate == fateAnswer:
+		case res.answered():
 			result["type"], result["error"] = "errored", json.RawMessage(res.body)
+		case res.fate == fateFailNumeric: // the inner error alone
+			result["type"] = "errored"
+			result["error"] = map[string]any{"type": "api_error", "message": "Internal server error"}
 		case res.fate == fateFail || res.fate == fateFailZero:
 			result["type"] = "errored"
 			result["error"] = map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": "Internal server error"}}
@@ -168,8 +176,8 @@ func (s *Server) anthropicResults(w http.ResponseWriter, r *http.Request, parts 
 		default: // vanished
 			continue
 		}
-		line, _ := json.Marshal(map[string]any{"custom_id": res.customID, "result": result})
-		buf.Write(append(line, '\n'))
+		s.oddFields(result)
+		buf.Write(s.resultLine(map[string]any{"custom_id": res.customID, "result": result}, res.fate))
 	}
 	s.noteResultsFetched()
 	w.Header().Set("Content-Type", "application/binary")

@@ -68,6 +68,14 @@ func (s *Server) mistralJob(fb *fakeBatch, inputs []string) map[string]any {
 		"endpoint": "/v1/chat/completions", "model": nil, "output_file": nil, "error_file": nil, "errors": []any{},
 		"status": status, "created_at": fb.created.Unix(), "total_requests": total, "completed_requests": ok + failed,
 		"succeeded_requests": ok, "failed_requests": failed, "started_at": fb.created.Unix(), "completed_at": nil}
+	if s.cfg.Load().BatchUnknownFields { // metadata values of any type, as Mistral's schema allows
+		meta := map[string]any{"x_priority": 3}
+		for k, v := range fb.meta {
+			meta[k] = v
+		}
+		obj["metadata"] = meta
+	}
+	s.oddFields(obj)
 	if status == "SUCCESS" || status == "CANCELLED" {
 		out, errs := s.responseFiles(fb)
 		if out != "" {

@@ -111,6 +111,7 @@ func (s *Server) openAIBatchObject(fb *fakeBatch, inputFile string) map[string]a
 		"input_file_id": inputFile, "completion_window": "24h", "status": status, "output_file_id": nil,
 		"error_file_id": nil, "created_at": fb.created.Unix(), "metadata": fb.meta,
 		"request_counts": map[string]int{"total": total, "completed": ok, "failed": failed}}
+	s.oddFields(obj)
 	if status == "completed" || status == "cancelled" {
 		out, errs := s.responseFiles(fb)
 		if out != "" {
@@ -143,7 +144,11 @@ func (s *Server) openAIFileContent(w http.ResponseWriter, r *http.Request, parts
 	if !s.openAIAuthorized(w, r) {
 		return
 	}
-	content, ok := s.file(parts[0])
+	gone := s.cfg.Load().BatchResultsGone
+	content, ok := []byte(nil), false
+	if !gone {
+		content, ok = s.file(parts[0])
+	}
 	if !ok {
 		openAIError(w, http.StatusNotFound, "not_found", "No such File object: "+parts[0])
 		return

@@ -142,8 +142,22 @@ type Config struct {
 	BatchFailZero float64 `json:"batch_fail_zero"`
 	BatchExpire   float64 `json:"batch_expire"`
 	BatchVanish   float64 `json:"batch_vanish"`
-	// BatchCreateFailOnce: the next batch create is refused once with a 429.
-	BatchCreateFailOnce bool `json:"batch_create_fail_once"`
+	// Fractions of the lines seen for the first time that fail with a 500 response whose error
+	// holds a numeric code, as Mistral's error files were seen to (BatchFailNumeric; Anthropic: an
+	// errored result holding the inner error alone), or that are answered and written to the
+	// result file cut in the middle, not JSON (BatchGarbled).
+	BatchFailNumeric float64 `json:"batch_fail_numeric"`
+	BatchGarbled     float64 `json:"batch_garbled"`
+	// BatchUnknownFields adds fields no client knows (and null ones) to every result line and
+	// batch object, and a numeric value to Mistral's batch metadata.
+	BatchUnknownFields bool `json:"batch_unknown_fields"`
+	// BatchResultsGone answers every request for a batch's results (OpenAI's and Mistral's file
+	// contents, Anthropic's results) with a 404, as when they were deleted.
+	BatchResultsGone bool `json:"batch_results_gone"`
+	// BatchCreateFailOnce: the next batch create is refused once with a 429;
+	// BatchCreateFailAlways: every batch create is.
+	BatchCreateFailOnce   bool `json:"batch_create_fail_once"`
+	BatchCreateFailAlways bool `json:"batch_create_fail_always"`
 }
 
 // FailFirstN scripts the fault Kind for the next N valid requests.
@@ -276,9 +290,9 @@ func (c Config) Validate() error {
 		}
 	}
 	batchSum := 0.0
-	for _, p := range []float64{c.BatchFail, c.BatchFailZero, c.BatchExpire, c.BatchVanish} {
+	for _, p := range []float64{c.BatchFail, c.BatchFailZero, c.BatchExpire, c.BatchVanish, c.BatchFailNumeric, c.BatchGarbled} {
 		if !finite(p) || p < 0 || p > 1 {
-			bad("batch_fail, batch_fail_zero, batch_expire and batch_vanish must be in [0, 1]")
+			bad("batch_fail, batch_fail_zero, batch_expire, batch_vanish, batch_fail_numeric and batch_garbled must be in [0, 1]")
 		}
 		batchSum += p
 	}

@@ -429,39 +429,32 @@ var anthropicErrorStatus = map[string]int{"invalid_request_error": 400, "authent
 	"api_error": 500, "overloaded_error": 529}
 
 // ParseResults: succeeded lines hold their Message, errored ones an error response (read with the
-// HTTP status its type stands for), canceled and expired ones nothing.
-func (a *anthropicBatch) ParseResults(body []byte) ([]BatchLine, error) {
-	var out []BatchLine
-	err := splitJSONL(body, func(l []byte) error {
-		var v struct {
-			CustomID string `json:"custom_id"`
-			Result   struct {
-				Type    string          `json:"type"`
-				Message json.RawMessage `json:"message"`
-				Error   json.RawMessage `json:"error"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(l, &v); err != nil {
-			return fmt.Errorf("batch result line: %v", err)
-		}
-		line := BatchLine{CustomID: v.CustomID, Kind: LineExpired, Message: v.Result.Type}
-		switch v.Result.Type {
+// HTTP status its type stands for), canceled and expired ones nothing; a result of another type
+// failed.
+func (a *anthropicBatch) ParseResults(body []byte) []BatchLine {
+	return resultLines(body, func(f map[string]json.RawMessage) BatchLine {
+		res := jsonObject(f["result"])
+		switch kind := jsonText(res["type"]); kind {
 		case "succeeded":
-			line.Kind, line.Status, line.Body, line.Message = LineResponse, http.StatusOK, v.Result.Message, ""
+			return BatchLine{Kind: LineResponse, Status: http.StatusOK, Body: res["message"]}
 		case "errored":
-			var e struct {
-				Error struct {
-					Type string `json:"type"`
-				} `json:"error"`
+			// An ErrorResponse ({"type": "error", "error": {...}}), or its inner error alone.
+			e := jsonObject(res["error"])
+			if inner := jsonObject(e["error"]); inner != nil {
+				e = inner
 			}
-			_ = json.Unmarshal(v.Result.Error, &e)
-			line.Kind, line.Body, line.Message = LineFailed, v.Result.Error, "errored"
-			if st, ok := anthropicErrorStatus[e.Error.Type]; ok {
+			errType := jsonText(e["type"])
+			line := BatchLine{Kind: LineFailed, Body: res["error"], Message: joinText("errored", errType, jsonText(e["message"]))}
+			if st, ok := anthropicErrorStatus[errType]; ok {
 				line.Kind, line.Status = LineResponse, st
 			}
+			return line
+		case "canceled", "expired":
+			return BatchLine{Kind: LineExpired, Message: kind}
+		case "":
+			return BatchLine{Kind: LineFailed, Message: "a result without a type"}
+		default:
+			return BatchLine{Kind: LineFailed, Message: fmt.Sprintf("a result of unknown type %q", kind)}
 		}
-		out = append(out, line)
-		return nil
 	})
-	return out, err
 }

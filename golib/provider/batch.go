@@ -7,11 +7,15 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -91,12 +95,22 @@ type BatchAPI interface {
 	ParseList(r Response, after string) ([]BatchInfo, string, error)
 	// Results are the requests that fetch an ended batch's line results.
 	Results(b BatchInfo) []HTTPCall
-	// ParseResults reads the line results of one of them.
-	ParseResults(body []byte) ([]BatchLine, error)
+	// ParseResults reads the line results of one of them, each line on its own: a line it cannot
+	// read is a failed line with the reason (and its custom id when its text still names one).
+	ParseResults(body []byte) []BatchLine
 }
 
 // ClientTagKey is the metadata key of the client tag a batch is found again by.
 const ClientTagKey = "tabscreen_tag"
+
+// batchMetadata is a batch's metadata: values of any type (Mistral's may be), of which the client
+// tag is a string.
+type batchMetadata map[string]any
+
+func (m batchMetadata) tag() string {
+	s, _ := m[ClientTagKey].(string)
+	return s
+}
 
 // BatchError reads an error response of a batch API call.
 func BatchError(what string, r Response) error {
@@ -128,17 +142,82 @@ func jsonl(lines [][]byte) []byte {
 	return append(bytes.Join(lines, []byte("\n")), '\n')
 }
 
-// splitJSONL calls fn on every non-blank line of a JSONL file.
-func splitJSONL(body []byte, fn func(line []byte) error) error {
+// resultLines reads a JSONL file of line results, each line on its own: one that is not a JSON
+// object becomes a failed line (its custom id taken from its text when it still holds one), so
+// that a line the parser cannot read never hides the lines around it.
+func resultLines(body []byte, read func(f map[string]json.RawMessage) BatchLine) []BatchLine {
+	var out []BatchLine
 	for _, l := range bytes.Split(body, []byte("\n")) {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		if err := fn(l); err != nil {
-			return err
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal(l, &f); err != nil || f == nil {
+			if _, notObject := err.(*json.UnmarshalTypeError); notObject || err == nil {
+				err = errors.New("not a JSON object")
+			}
+			out = append(out, BatchLine{CustomID: salvageCustomID(l), Kind: LineFailed,
+				Message: fmt.Sprintf("its result line could not be read (%v): %s", err, snippet(l))})
+			continue
+		}
+		line := read(f)
+		line.CustomID = jsonText(f["custom_id"])
+		out = append(out, line)
+	}
+	return out
+}
+
+var customIDText = regexp.MustCompile(`"custom_id"\s*:\s*"([A-Za-z0-9_-]{1,64})"`)
+
+// salvageCustomID is the custom id a broken result line still names ("" when none).
+func salvageCustomID(l []byte) string {
+	if m := customIDText.FindSubmatch(l); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// jsonObject is a JSON object's fields; nil for anything else (null, a string, a number), so that
+// a field of an unexpected type reads as absent.
+func jsonObject(raw json.RawMessage) map[string]json.RawMessage {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	return f
+}
+
+// jsonText is a JSON string, or a number written as text; "" for anything else.
+func jsonText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// jsonInt is a JSON number, or a string holding one, as an int (0 for anything else).
+func jsonInt(raw json.RawMessage) int {
+	f, err := strconv.ParseFloat(jsonText(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return 0
+	}
+	return int(f)
+}
+
+// joinText joins the non-empty parts with ": ".
+func joinText(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			kept = append(kept, p)
 		}
 	}
-	return nil
+	return strings.Join(kept, ": ")
 }
 
 // bearerHeader is the header of a batch API call authenticated with a bearer key.
@@ -189,43 +268,27 @@ func fileContents(base string, header http.Header, ids []string) []HTTPCall {
 	return out
 }
 
-// responseLines reads result files whose lines hold a response (status_code and body) or an
-// error (OpenAI's output and error files, Mistral's): a line with a response holds its status and
+// responseLine reads a line of a result file that holds a response (status_code and body) or an
+// error (OpenAI's output and error files, Mistral's). A line with a response holds its status and
 // body; one without (status_code 0, or no response) failed, unless its error says it expired or
-// was cancelled.
-func responseLines(body []byte) ([]BatchLine, error) {
-	var out []BatchLine
-	err := splitJSONL(body, func(l []byte) error {
-		var v struct {
-			CustomID string `json:"custom_id"`
-			Response *struct {
-				StatusCode int             `json:"status_code"`
-				Body       json.RawMessage `json:"body"`
-			} `json:"response"`
-			Error *struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(l, &v); err != nil {
-			return fmt.Errorf("batch result line: %v", err)
-		}
-		line := BatchLine{CustomID: v.CustomID, Kind: LineFailed}
-		if v.Error != nil {
-			line.Message = strings.TrimSpace(v.Error.Code + ": " + v.Error.Message)
-		}
-		switch {
-		case v.Error != nil && (v.Error.Code == "batch_expired" || v.Error.Code == "batch_cancelled"):
-			line.Kind = LineExpired
-		case v.Response != nil && v.Response.StatusCode != 0:
-			line.Kind, line.Status, line.Body = LineResponse, v.Response.StatusCode, v.Response.Body
-		case line.Message == "":
-			line.Message = "the line failed without a response (status_code 0)"
-		}
-		out = append(out, line)
-		return nil
-	})
-	return out, err
+// was cancelled. Either error field (code, message) may be a string or a number.
+func responseLine(f map[string]json.RawMessage) BatchLine {
+	resp, e := jsonObject(f["response"]), jsonObject(f["error"])
+	code := jsonText(e["code"])
+	line := BatchLine{Kind: LineFailed, Message: joinText(code, jsonText(e["message"]))}
+	if e == nil { // an error written as a bare string
+		line.Message = jsonText(f["error"])
+	}
+	status := jsonInt(resp["status_code"])
+	switch {
+	case code == "batch_expired" || code == "batch_cancelled":
+		line.Kind = LineExpired
+	case status != 0:
+		line.Kind, line.Status, line.Body = LineResponse, status, resp["body"]
+	case line.Message == "":
+		line.Message = "the line failed without a response (status_code 0)"
+	}
+	return line
 }
 
 // batchCollection is a batch API's collection of batches (OpenAI's /v1/batches, Anthropic's
@@ -336,4 +399,4 @@ func (f fileBatches) Results(b BatchInfo) []HTTPCall {
 	return fileContents(f.base, f.header, b.Results)
 }
 
-func (f fileBatches) ParseResults(body []byte) ([]BatchLine, error) { return responseLines(body) }
+func (f fileBatches) ParseResults(body []byte) []BatchLine { return resultLines(body, responseLine) }

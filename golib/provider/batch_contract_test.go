@@ -35,11 +35,13 @@ type batchCase struct {
 	Want   json.RawMessage `json:"want"`
 }
 
-// batchCasesNeeded are the cases every batch API's fixtures must hold.
+// batchCasesNeeded are the cases every batch API's fixtures must hold. "odd lines" are the shapes
+// of a result line the documents allow or files were seen to hold: numeric and string error codes,
+// status_code 0, fields the parser does not know, nulls, and lines that are not JSON.
 var batchCasesNeeded = map[string][]string{
 	"batches": {"in progress", "completed", "expired", "cancelled", "refused", "error"},
 	"lists":   {"page with more", "last page"},
-	"results": {"answers", "failures and expiries"},
+	"results": {"answers", "failures and expiries", "odd lines"},
 }
 
 func shownCall(c HTTPCall) map[string]any {
@@ -137,13 +139,13 @@ func TestBatchContract(t *testing.T) {
 			for i := range f.Results {
 				c := &f.Results[i]
 				have["results"][c.Name] = true
-				ls, err := api.ParseResults([]byte(c.Text))
+				ls := api.ParseResults([]byte(c.Text))
 				shown := make([]map[string]any, len(ls))
 				for k, l := range ls {
 					shown[k] = map[string]any{"custom_id": l.CustomID, "kind": l.Kind, "status": l.Status,
 						"body": string(l.Body), "message": l.Message}
 				}
-				check("results "+c.Name, &c.Want, map[string]any{"lines": shown, "error": errText(err)})
+				check("results "+c.Name, &c.Want, map[string]any{"lines": shown})
 			}
 			for group, names := range batchCasesNeeded {
 				for _, n := range names {

@@ -127,19 +127,19 @@ func (m *mistralBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
 }
 
 type mistralBatchJob struct {
-	ID         string            `json:"id"`
-	Status     string            `json:"status"`
-	OutputFile *string           `json:"output_file"`
-	ErrorFile  *string           `json:"error_file"`
-	Metadata   map[string]string `json:"metadata"`
-	CreatedAt  int64             `json:"created_at"`
-	Total      int               `json:"total_requests"`
-	Succeeded  int               `json:"succeeded_requests"`
-	Failed     int               `json:"failed_requests"`
+	ID         string        `json:"id"`
+	Status     string        `json:"status"`
+	OutputFile *string       `json:"output_file"`
+	ErrorFile  *string       `json:"error_file"`
+	Metadata   batchMetadata `json:"metadata"`
+	CreatedAt  int64         `json:"created_at"`
+	Total      int           `json:"total_requests"`
+	Succeeded  int           `json:"succeeded_requests"`
+	Failed     int           `json:"failed_requests"`
 }
 
 func (b mistralBatchJob) info() BatchInfo {
-	i := BatchInfo{ID: b.ID, Tag: b.Metadata[ClientTagKey], State: b.Status, Total: b.Total, Done: b.Succeeded,
+	i := BatchInfo{ID: b.ID, Tag: b.Metadata.tag(), State: b.Status, Total: b.Total, Done: b.Succeeded,
 		Fail: b.Failed, Created: time.Unix(b.CreatedAt, 0).UTC()}
 	switch b.Status {
 	case "SUCCESS", "FAILED", "TIMEOUT_EXCEEDED", "CANCELLED":

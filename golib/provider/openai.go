@@ -176,11 +176,11 @@ func (o *openAIBatch) Create(fileID string, _ [][]byte, tag string) HTTPCall {
 }
 
 type openAIBatchObject struct {
-	ID            string            `json:"id"`
-	Status        string            `json:"status"`
-	OutputFileID  *string           `json:"output_file_id"`
-	ErrorFileID   *string           `json:"error_file_id"`
-	Metadata      map[string]string `json:"metadata"`
+	ID            string        `json:"id"`
+	Status        string        `json:"status"`
+	OutputFileID  *string       `json:"output_file_id"`
+	ErrorFileID   *string       `json:"error_file_id"`
+	Metadata      batchMetadata `json:"metadata"`
 	RequestCounts struct {
 		Total     int `json:"total"`
 		Completed int `json:"completed"`
@@ -189,7 +189,7 @@ type openAIBatchObject struct {
 }
 
 func (b openAIBatchObject) info() BatchInfo {
-	i := BatchInfo{ID: b.ID, Tag: b.Metadata[ClientTagKey], State: b.Status, Total: b.RequestCounts.Total,
+	i := BatchInfo{ID: b.ID, Tag: b.Metadata.tag(), State: b.Status, Total: b.RequestCounts.Total,
 		Done: b.RequestCounts.Completed, Fail: b.RequestCounts.Failed}
 	switch b.Status {
 	case "completed", "expired", "cancelled":

@@ -234,3 +234,74 @@ test_that("bad arguments are classed errors before any request", {
   expect_equal(fake$stats()$requests_total, 0)
   expect_equal(fake$stats()$batch$created, 0)
 })
+
+screen_batch_c <- function(fake, data, ..., wait = TRUE) {
+  screen_batch(tabscreen_c, data, prompt = "Is this study about family therapy?",
+    studyid = studyid, title = title, abstract = abstract, api_url = fake$url_c,
+    progress = FALSE, messages = FALSE, ..., wait = wait)
+}
+
+test_that("odd result lines stand alone: every job ends in answer_data or in error_data with its reason", {
+  withr::local_envvar(PROVIDER_C_API_KEY = "test-batch-odd-lines")
+  odd <- list(batches = TRUE, batch_fail_numeric = 0.2, batch_garbled = 0.15, batch_fail_zero = 0.05,
+    batch_unknown_fields = TRUE)
+  fake <- do.call(local_fake_provider, c(odd, seed = 21))
+  res <- screen_batch_c(fake, batch_records(40), max_tries = 1)
+  st <- fake$stats()$batch
+  expect_gt(st$lines_failed, 0)
+  expect_gt(st$lines_garbled, 0)
+  expect_equal(nrow(res$answer_data), st$lines_answered)
+  expect_equal(nrow(res$answer_data) + NROW(res$error_data), 40)
+  reasons <- res$error_data$decision_llm
+  expect_length(reasons, st$lines_failed + st$lines_garbled)
+  expect_equal(sum(grepl("could not be read", reasons)), st$lines_garbled)
+  expect_true(all(grepl("gave up after 1 batch", reasons)))
+  expect_true(all(grepl("could not be read|HTTP 500|could not be processed", reasons)))
+  expect_equal(nrow(screen_store_answers(res)), 40)
+
+  # With retries, the lines that failed or could not be read are submitted again and answered.
+  fake <- do.call(local_fake_provider, c(odd, seed = 22))
+  res <- screen_batch_c(fake, batch_records(40))
+  st <- fake$stats()$batch
+  expect_equal(nrow(res$answer_data), 40)
+  expect_equal(NROW(res$error_data), 0)
+  expect_equal(st$lines_received, 40 + st$lines_failed + st$lines_garbled)
+})
+
+test_that("a batch create refused every time stops at max_tries with a classed error, its file uploaded once", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-refused")
+  fake <- local_fake_provider(batches = TRUE, seed = 23, batch_create_fail_always = TRUE)
+  d <- batch_records(4)
+  err <- expect_error(screen_batch_a(fake, d, max_tries = 3), class = "tabscreen_error_batch")
+  expect_match(conditionMessage(err), "refused to create a batch of 4 requests")
+  expect_match(conditionMessage(err), "max_tries = 3", fixed = TRUE)
+  st <- fake$stats()$batch
+  expect_equal(st$create_refused, 3)
+  expect_equal(st$files_uploaded, 1)
+  expect_equal(st$created, 0)
+  expect_equal(fake$stats()$requests_total, 0)
+
+  fake$configure(batch_create_fail_always = FALSE)
+  res <- screen_batch_a(fake, d, max_tries = 3)
+  expect_equal(nrow(res$answer_data), 4)
+  expect_equal(fake$stats()$batch$created, 1)
+})
+
+test_that("a batch whose results cannot be read says why, and the same call collects it later", {
+  withr::local_envvar(PROVIDER_C_API_KEY = "test-batch-results-gone")
+  fake <- local_fake_provider(batches = TRUE, seed = 24, batch_results_gone = TRUE)
+  d <- batch_records(5)
+  err <- expect_error(screen_batch_c(fake, d), class = "tabscreen_error_batch")
+  msg <- conditionMessage(err)
+  expect_match(msg, "could not be collected")
+  expect_match(msg, "HTTP 404")
+  expect_match(msg, err$batch$batches$provider_id, fixed = TRUE)
+  expect_no_match(msg, "still waiting")
+  expect_s3_class(err$batch, "tabscreen_batch")
+  expect_equal(err$batch$pending, 5)
+
+  fake$configure(batch_results_gone = FALSE)
+  res <- screen_batch_c(fake, d)
+  expect_equal(nrow(res$answer_data), 5)
+  expect_equal(fake$stats()$batch$lines_received, 5)
+})
