@@ -124,8 +124,8 @@ test_that("prompts x models x top_p x reps give one row per job, in order", {
 
   agg <- res$answer_data_aggregated
   expect_identical(class(agg), c("llm_agg_tbl", "tbl_df", "tbl", "data.frame"))
-  expect_named(agg, c(user_cols, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
-    "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num", "reps", "n_mis_answers", "submodel"))
+  expect_named(agg, c("studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+    "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num", "reps", "n_mis_answers", "submodel", user_cols))
   expect_equal(nrow(agg), 2 * n_rec * 2 * 2)
   expect_equal(nrow(unique(agg[c("studyid", "promptid", "model", "top_p")])), nrow(agg))
   expect_equal(attr(agg, "incl_cutoff_upper"), 0.5)
