@@ -299,10 +299,13 @@ print.llm_agg_tbl <- function(x, ...) {
 }
 
 # Prints a result table with the columns of `front` (those it has) first: a console shows the
-# first columns that fit, and those should be the record and its decision, not the spec's order
-# (text first) or a wide export's columns. The table itself keeps its order.
+# first columns that fit, and those should be the record and its decision (front[2]), not the
+# texts that come before it in the spec's order. A table whose decision already comes before any
+# text (a selection of columns the user ordered) prints as it is. The table itself keeps its order.
 print_decisions_first <- function(x, front, ...) {
-  front <- intersect(front, names(x))
+  text_at <- match(c("title", "abstract", "prompt", "question"), names(x))
+  decision_at <- match(front[2], names(x))
+  front <- if (!is.na(decision_at) && any(text_at < decision_at, na.rm = TRUE)) intersect(front, names(x)) else character()
   cols <- c(front, setdiff(names(x), front))
   view <- tibble::new_tibble(as.list(x)[cols], nrow = nrow(x))
   print(view, ...)

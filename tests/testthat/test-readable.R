@@ -79,6 +79,9 @@ test_that("printing a result table shows the study id and decisions first, at an
   expect_header(printed_header(printed(res$answer_data)), c("studyid", "decision_llm", "decision_binary", "confidence"))
   expect_header(printed_header(printed(res$answer_data_aggregated)),
     c("studyid", "final_decision_llm", "incl_p", "mean_confidence", "n_mis_answers"))
+  # columns the user put in an order with the decision before any text print in that order
+  sel <- res$answer_data_aggregated[c("studyid", "incl_p", "n_mis_answers", "final_decision_llm", "title")]
+  expect_equal(printed_header(printed(sel)), names(sel))
   # printing leaves the table as it was
   expect_equal(names(res$answer_data)[1:3], c("studyid", "title", "abstract"))
   expect_invisible(suppressMessages(print(res$answer_data)))
