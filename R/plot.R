@@ -139,7 +139,7 @@ plot_incl_p <- function(x, human, call) {
       x = "Inclusion probability (incl_p)", y = "Records",
       fill = if (is.null(column)) NULL else paste0("Human decision (", column, ")"),
       title = "Inclusion probability by human decision",
-      caption = if (dropped > 0) paste0(dropped, " record(s) without any answer left out") else NULL
+      caption = if (dropped > 0) paste0(dropped, if (dropped == 1) " record" else " records", " without any answer left out") else NULL
     )
   if (length(cut) > 0) {
     p <- p + ggplot2::geom_vline(data = data.frame(cutoff = cut), ggplot2::aes(xintercept = .data$cutoff),

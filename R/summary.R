@@ -64,7 +64,7 @@ summary.llm <- function(object, ...) {
   }
   per_group <- lapply(seq_len(nrow(groups)), function(i) {
     decisions <- answers$decision_llm[in_group(answers, i)]
-    list(
+    tibble::tibble(
       records = length(unique(rows$studyid[in_group(rows, i)])),
       requests = sum(in_group(rows, i)),
       answers = length(decisions),
@@ -81,25 +81,8 @@ summary.llm <- function(object, ...) {
       run_time = total(rows, "run_time", i)
     )
   })
-  column <- function(name, type) vapply(per_group, function(g) g[[name]], type)
-  out <- tibble::tibble(
-    promptid = as.integer(groups$promptid),
-    model = as.character(groups$model),
-    records = column("records", integer(1)),
-    requests = column("requests", integer(1)),
-    answers = column("answers", integer(1)),
-    failures = column("failures", integer(1)),
-    include = column("include", integer(1)),
-    exclude = column("exclude", integer(1)),
-    uncertain = column("uncertain", integer(1)),
-    final_include = column("final_include", integer(1)),
-    final_check = column("final_check", integer(1)),
-    final_exclude = column("final_exclude", integer(1)),
-    prompt_tokens = column("prompt_tokens", numeric(1)),
-    completion_tokens = column("completion_tokens", numeric(1)),
-    price_dollar = column("price_dollar", numeric(1)),
-    run_time = column("run_time", numeric(1))
-  )
+  out <- tibble::tibble(promptid = as.integer(groups$promptid), model = as.character(groups$model),
+    do.call(rbind, per_group))
   info <- attr(object, "run_info")
   structure(out, class = c("llm_summary", class(out)), elapsed_seconds = info$elapsed_seconds,
     cutoffs = if (!is.null(agg)) c(upper = attr(agg, "incl_cutoff_upper"), lower = attr(agg, "incl_cutoff_lower")))

@@ -55,7 +55,7 @@ test_that("type = 'incl_p': one panel per model, records without answers left ou
   expect_s3_class(p$facet, "FacetWrap")
   expect_equal(nrow(built$layout$layout), 2)
   expect_equal(sum(built$data[[1]]$count), 2 * (nrow(recs) - 1))
-  expect_equal(p$labels$caption, "2 record(s) without any answer left out")
+  expect_equal(p$labels$caption, "2 records without any answer left out")
   # without a human column the bars are not split
   res$answer_data_aggregated$human_code <- NULL
   unsplit <- plot(res)

@@ -180,6 +180,9 @@ test_that("the incl_p plot draws the bars at 0 and 1 whole, inside the axis", {
     expect_equal(axis$x$breaks[!is.na(axis$x$breaks)], seq(0, 1, by = 0.25))
     expect_lt(axis$x.range[2] - axis$x.range[1], 1.3)
   }
+  # the caption counts in words that agree with the count
+  fail_record(fake, 2)
+  expect_equal(plot(screen_a(fake, reps = 2, max_tries = 1))$labels$caption, "1 record without any answer left out")
 })
 
 test_that("the price plot of one model has plain numbers on its axes and each bar's value", {
