@@ -31,7 +31,7 @@
 #'   `NULL`, invisibly; it never prints the key.
 #' @name api_keys
 #' @examples
-#' \dontshow{.old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET"), NA)}
+#' \dontshow{.old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET", "OPENAI_API_KEY"), NA)}
 #' # Once: make an encryption key and keep it in .Renviron (here: MY_SECRET) ...
 #' Sys.setenv(MY_SECRET = httr2::secret_make_key())
 #' # ... and encrypt the API key with it; the encrypted text may live in your scripts.
@@ -39,6 +39,12 @@
 #'
 #' # In each session:
 #' set_api_key(httr2::secret_decrypt(encrypted, "MY_SECRET"))
+#' nchar(get_api_key())
+#'
+#' # A key where AIscreenR and the provider's own tools keep it is found too, with a message
+#' # naming the variable.
+#' Sys.unsetenv("PROVIDER_A_API_KEY")
+#' Sys.setenv(OPENAI_API_KEY = "sk-example-not-a-key")
 #' nchar(get_api_key())
 #' \dontshow{tabscreen:::restore_envvars(.old)}
 NULL
