@@ -5,6 +5,11 @@
 #' ([get_api_key()]), `PROVIDER_B_API_KEY` for [tabscreen_b()] ([get_api_key_b()]) and
 #' `PROVIDER_C_API_KEY` for [tabscreen_c()] ([get_api_key_c()]).
 #'
+#' When that variable is unset (and `env_var` is left at its default), the key is taken from the
+#' variable the provider's own tools use: `OPENAI_API_KEY` (then `CHATGPT_KEY`, AIscreenR's other
+#' name) for provider A, `ANTHROPIC_API_KEY` for B and `MISTRAL_API_KEY` for C. A message (class
+#' `tabscreen_message_api_key`) names the variable used; it never shows the key.
+#'
 #' There are three ways to provide a key:
 #' * For the current session only: `set_api_key()`. In an interactive session it asks for the key
 #'   without showing what you type.
@@ -26,7 +31,7 @@
 #'   `NULL`, invisibly; it never prints the key.
 #' @name api_keys
 #' @examples
-#' \dontshow{.old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET"), NA)}
+#' \dontshow{.old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET", "OPENAI_API_KEY"), NA)}
 #' # Once: make an encryption key and keep it in .Renviron (here: MY_SECRET) ...
 #' Sys.setenv(MY_SECRET = httr2::secret_make_key())
 #' # ... and encrypt the API key with it; the encrypted text may live in your scripts.
@@ -35,25 +40,31 @@
 #' # In each session:
 #' set_api_key(httr2::secret_decrypt(encrypted, "MY_SECRET"))
 #' nchar(get_api_key())
+#'
+#' # A key where AIscreenR and the provider's own tools keep it is found too, with a message
+#' # naming the variable.
+#' Sys.unsetenv("PROVIDER_A_API_KEY")
+#' Sys.setenv(OPENAI_API_KEY = "sk-example-not-a-key")
+#' nchar(get_api_key())
 #' \dontshow{tabscreen:::restore_envvars(.old)}
 NULL
 
 #' @rdname api_keys
 #' @export
 get_api_key <- function(env_var = "PROVIDER_A_API_KEY") {
-  read_api_key(env_var, call = rlang::caller_env())
+  read_api_key(env_var, fallbacks = if (missing(env_var)) key_fallbacks("a"), call = rlang::caller_env())
 }
 
 #' @rdname api_keys
 #' @export
 get_api_key_b <- function(env_var = "PROVIDER_B_API_KEY") {
-  read_api_key(env_var, call = rlang::caller_env())
+  read_api_key(env_var, fallbacks = if (missing(env_var)) key_fallbacks("b"), call = rlang::caller_env())
 }
 
 #' @rdname api_keys
 #' @export
 get_api_key_c <- function(env_var = "PROVIDER_C_API_KEY") {
-  read_api_key(env_var, call = rlang::caller_env())
+  read_api_key(env_var, fallbacks = if (missing(env_var)) key_fallbacks("c"), call = rlang::caller_env())
 }
 
 #' @rdname api_keys
@@ -84,23 +95,38 @@ set_api_key <- function(key, env_var = "PROVIDER_A_API_KEY") {
   invisible(NULL)
 }
 
-read_api_key <- function(env_var, call) {
+# The key in `env_var`, else in the first of `fallbacks` that holds one, with a message naming
+# that variable (never the key).
+read_api_key <- function(env_var, fallbacks = character(), call) {
   check_env_var(env_var, call = call)
-  key <- Sys.getenv(env_var, unset = "")
-  if (!nzchar(trimws(key))) {
-    abort_api_key(env_var, call = call)
+  for (var in c(env_var, fallbacks)) {
+    key <- Sys.getenv(var, unset = "")
+    if (nzchar(trimws(key))) {
+      if (var != env_var) {
+        cli::cli_inform(c("i" = "Using the API key in {.envvar {var}}, as {.envvar {env_var}} is not set."),
+          class = c("tabscreen_message_api_key", "tabscreen_message"))
+      }
+      return(key)
+    }
   }
-  key
+  abort_api_key(env_var, fallbacks, call = call)
 }
 
-abort_api_key <- function(env_var, call = rlang::caller_env()) {
+# The variables a provider's key is read from when its own is unset (the Go registry's
+# key_fallbacks).
+key_fallbacks <- function(provider) {
+  as.character(unlist(provider_info(provider)$key_fallbacks))
+}
+
+abort_api_key <- function(env_var, fallbacks = character(), call = rlang::caller_env()) {
   setter <- if (identical(env_var, "PROVIDER_A_API_KEY")) {
     "set_api_key()"
   } else {
     sprintf("set_api_key(env_var = \"%s\")", env_var)
   }
   tabscreen_abort(
-    c("No API key found in the environment variable {.envvar {env_var}}.",
+    c(if (length(fallbacks) == 0) "No API key found in the environment variable {.envvar {env_var}}."
+      else "No API key found in the environment variable {.envvar {env_var}}, nor in {.or {.envvar {fallbacks}}}.",
       "i" = "Set it for this session with {.code {setter}}, or add a line {.code {env_var}=<your key>} to {.file ~/.Renviron} and restart R.",
       "i" = "Or pass the key itself in {.arg api_key}."),
     class = "tabscreen_error_api_key", env_var = env_var, call = call

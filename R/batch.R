@@ -166,7 +166,7 @@ screen_batch_cancel <- function(run_id, store = NULL, api_key = NULL) {
     abort_arg("Run {.val {run$run_id}} is not in the answer store {.file {run$path}}.",
       class = "tabscreen_error_store_run", arg = "run_id", call = call)
   }
-  api_key <- api_key %||% read_api_key(provider_env_var(letter), call = call)
+  api_key <- api_key %||% provider_key(letter, call = call)
   check_api_key(api_key, provider_env_var(letter), call = call)
   out <- go_call(C_batch, as.character(to_json(list(op = "cancel", path = run$path, run_id = run$run_id))),
     api_key, call = call)$meta

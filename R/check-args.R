@@ -98,7 +98,7 @@ check_studyid <- function(ids, column, call = rlang::caller_env()) {
   }
   if (anyNA(ids)) {
     bad <- which(is.na(ids))
-    abort_arg(c("{.arg studyid} must not be missing: column {.field {column}} is {.code NA} in {cli::qty(bad)}row{?s} {head(bad, 10)}.",
+    abort_arg(c("{.arg studyid} must not be missing: column {.field {column}} is {.code NA} in {cli::qty(length(bad))}row{?s} {head(bad, 10)}{if (length(bad) > 10) ', ...' else ''}.",
       "i" = "Give every record an id, or leave {.arg studyid} out to number the records 1 to {length(ids)}."),
       class = "tabscreen_error_studyid", arg = "studyid", call = call)
   }
@@ -120,12 +120,12 @@ check_prompt <- function(prompt, call = rlang::caller_env()) {
     target = "prompt", class = "tabscreen_error_prompt", arg = "prompt", call = call)
   empty <- which(is.na(prompt) | !nzchar(trimws(prompt)))
   if (length(empty) > 0) {
-    abort_arg("{.arg prompt} must not be empty or missing: prompt{?s} {empty} {?is/are}.",
+    abort_arg("{.arg prompt} must not be empty or missing: {cli::qty(length(empty))}prompt{?s} {empty} {cli::qty(length(empty))}{?is/are}.",
       class = "tabscreen_error_prompt", arg = "prompt", call = call)
   }
   dup <- which(duplicated(prompt))
   if (length(dup) > 0) {
-    abort_arg(c("{.arg prompt} holds the same prompt more than once (prompt{?s} {dup}).",
+    abort_arg(c("{.arg prompt} holds the same prompt more than once ({cli::qty(length(dup))}prompt{?s} {dup}).",
       "i" = "Give each prompt once; use {.arg reps} to ask the same question several times."),
       class = "tabscreen_error_prompt", arg = "prompt", call = call)
   }
@@ -161,7 +161,7 @@ check_per_model <- function(x, arg, models, whole, call = rlang::caller_env()) {
   }
   bad <- if (whole) x < 1 | x != round(x) else x <= 0
   if (any(bad)) {
-    abort_arg("{.arg {arg}} must hold {what}; {.val {x[bad]}} {?is/are} not.",
+    abort_arg("{.arg {arg}} must hold {what}; {.val {x[bad]}} {cli::qty(sum(bad))}{?is/are} not.",
       class = paste0("tabscreen_error_", arg), arg = arg, call = call)
   }
   rep_len(as.numeric(x), n)
@@ -199,11 +199,26 @@ check_role <- function(role, roles = c("user", "system", "developer"), call = rl
 }
 
 check_api_url <- function(api_url, call = rlang::caller_env()) {
+  if (rlang::is_string(api_url) && looks_like_model(api_url)) {
+    abort_arg(
+      c("{.arg api_url} is {.val {api_url}}, which looks like a model name, not a URL.",
+        "i" = "{.arg api_url} is the 6th argument and {.arg model} the 7th: name the model, e.g. {.code model = \"{api_url}\"}."),
+      class = c("tabscreen_error_api_url_model", "tabscreen_error_api_url"), arg = "api_url", call = call)
+  }
   if (!rlang::is_string(api_url) || !grepl("^https?://[^/\\s]+", api_url, perl = TRUE)) {
     abort_arg("{.arg api_url} must be a single http(s) URL, e.g. {.url https://api.openai.com/v1/chat/completions}.",
       class = "tabscreen_error_api_url", arg = "api_url", call = call)
   }
   invisible(api_url)
+}
+
+# A string given as api_url that is a model's name (a model given by position, where api_url comes
+# sixth): a known model, or one word with a digit or a dash that is neither a URL nor a host name.
+looks_like_model <- function(x) {
+  if (grepl("://", x, fixed = TRUE)) return(FALSE)
+  host <- "^(localhost|[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,})(:[0-9]+)?(/.*)?$"
+  x %in% tabscreen::model_prizes$model ||
+    (grepl("^[A-Za-z][A-Za-z0-9._:-]*$", x) && grepl("[0-9-]", x) && !grepl(host, x))
 }
 
 check_choice <- function(x, arg, values, call = rlang::caller_env()) {
@@ -375,7 +390,7 @@ parse_tools <- function(tools, format, call) {
   }
   names <- vapply(parsed, format$name, character(1))
   if (anyNA(names)) {
-    abort_arg(c(paste0("Tool{?s} {which(is.na(names))} of {.arg tools} {?has/have} no ", format$lacks, "."), shape),
+    abort_arg(c(paste0("{cli::qty(sum(is.na(names)))}Tool{?s} {which(is.na(names))} of {.arg tools} {cli::qty(sum(is.na(names)))}{?has/have} no ", format$lacks, "."), shape),
       class = "tabscreen_error_tools", arg = "tools", call = call)
   }
   # The three providers refuse every request with a tool name outside this pattern or used twice,

@@ -100,7 +100,9 @@ job_rows <- function(answers, questions, records, layout) {
   )
   cols <- cols[answer_columns(layout)]
   internal <- list(.record = as.integer(records$index[rec]), .failed = failed)
-  tibble::new_tibble(c(user, cols, internal), nrow = n)
+  # The spec's columns first, the user's after them: a wide export would otherwise push the
+  # decisions past the last column a console shows.
+  tibble::new_tibble(c(cols, user, internal), nrow = n)
 }
 
 column_or_na <- function(df, name, na) {
@@ -178,7 +180,7 @@ aggregated_rows <- function(rows, layout, agg, cutoffs) {
     n_mis_answers = as.integer(agg$n_mis_answers),
     submodel = as.character(agg$submodel)
   )
-  out <- tibble::new_tibble(c(user, cols[aggregated_columns(layout)]), nrow = nrow(agg), class = "llm_agg_tbl")
+  out <- tibble::new_tibble(c(cols[aggregated_columns(layout)], user), nrow = nrow(agg), class = "llm_agg_tbl")
   attr(out, "incl_cutoff_upper") <- cutoffs$upper
   attr(out, "incl_cutoff_lower") <- cutoffs$lower
   out
@@ -271,7 +273,7 @@ print.llm <- function(x, ...) {
     if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
     cache_summary(attr(x$price_data, "cache")),
     if (isTRUE(info$stored_answers > 0)) {
-      c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {?was/were} taken from the answer store, not sent by this call.")
+      c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call.")
     },
     "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
   ))
@@ -283,7 +285,7 @@ print.llm <- function(x, ...) {
 #' @export
 print.llm_tbl <- function(x, ...) {
   cli::cli_text("{.cls llm_tbl}: {nrow(x)} answer{?s}. {decision_summary(x)}")
-  NextMethod()
+  print_decisions_first(x, c("studyid", "decision_llm", "decision_binary", "confidence", "model", "promptid", "n", "title"), ...)
   invisible(x)
 }
 
@@ -291,8 +293,25 @@ print.llm_tbl <- function(x, ...) {
 #' @export
 print.llm_agg_tbl <- function(x, ...) {
   cli::cli_text("{.cls llm_agg_tbl}: {aggregated_summary(x)}")
-  NextMethod()
+  print_decisions_first(x, c("studyid", "final_decision_llm", "incl_p", "mean_confidence", "n_mis_answers", "model",
+    "promptid", "title"), ...)
   invisible(x)
+}
+
+# Prints a result table with the columns of `front` (those it has) first: a console shows the
+# first columns that fit, and those should be the record and its decision (front[2]), not the
+# texts that come before it in the spec's order. A table whose decision already comes before any
+# text (a selection of columns the user ordered) prints as it is. The table itself keeps its order.
+print_decisions_first <- function(x, front, ...) {
+  text_at <- match(c("title", "abstract", "prompt", "question"), names(x))
+  decision_at <- match(front[2], names(x))
+  front <- if (!is.na(decision_at) && any(text_at < decision_at, na.rm = TRUE)) intersect(front, names(x)) else character()
+  cols <- c(front, setdiff(names(x), front))
+  view <- tibble::new_tibble(as.list(x)[cols], nrow = nrow(x))
+  print(view, ...)
+  if (!identical(cols, names(x)) && length(front) > 0) {
+    cli::cli_text(cli::col_grey("Shown with {.field {front}} first; {.code names()} gives the table's order."))
+  }
 }
 
 # Both summaries read their column with [[: a column subset of a tibble may have dropped it, and

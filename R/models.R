@@ -94,7 +94,7 @@ check_user_prices <- function(user, call) {
     !(is.na(out$batch_output_per_million) | is_nonneg(out$batch_output_per_million)) |
     !(is.na(out$provider) | out$provider %in% letters)
   if (any(bad)) {
-    abort_arg(c("Row{?s} {which(bad)} of the option {.code tabscreen.model_prizes} {?is/are} not valid.",
+    abort_arg(c("{cli::qty(sum(bad))}Row{?s} {which(bad)} of the option {.code tabscreen.model_prizes} {cli::qty(sum(bad))}{?is/are} not valid.",
       "i" = "Each row needs a model name and prices that are numbers of at least 0.", fix),
       class = "tabscreen_error_model_prizes", arg = "tabscreen.model_prizes", call = call)
   }

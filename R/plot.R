@@ -128,14 +128,18 @@ plot_incl_p <- function(x, human, call) {
   dropped <- sum(is.na(df$incl_p))
   df <- df[!is.na(df$incl_p), , drop = FALSE]
   cut <- unique(c(attr(agg, "incl_cutoff_upper"), attr(agg, "incl_cutoff_lower")))
+  width <- incl_p_bar_width(df$incl_p)
   p <- ggplot2::ggplot(df, ggplot2::aes(x = .data$incl_p, fill = .data$human)) +
-    ggplot2::geom_bar(width = incl_p_bar_width(df$incl_p), position = ggplot2::position_dodge(preserve = "single")) +
-    ggplot2::coord_cartesian(xlim = c(0, 1)) +
+    ggplot2::geom_bar(width = width, position = ggplot2::position_dodge(preserve = "single")) +
+    ggplot2::scale_x_continuous(breaks = seq(0, 1, by = 0.25)) +
+    # The axis is the probabilities 0 to 1 and half a bar on either side, so that the bars at 0
+    # and 1 are drawn whole, with ggplot2's usual margin beyond them.
+    ggplot2::coord_cartesian(xlim = c(-width / 2, 1 + width / 2)) +
     ggplot2::labs(
       x = "Inclusion probability (incl_p)", y = "Records",
       fill = if (is.null(column)) NULL else paste0("Human decision (", column, ")"),
       title = "Inclusion probability by human decision",
-      caption = if (dropped > 0) paste0(dropped, " record(s) without any answer left out") else NULL
+      caption = if (dropped > 0) paste0(dropped, if (dropped == 1) " record" else " records", " without any answer left out") else NULL
     )
   if (length(cut) > 0) {
     p <- p + ggplot2::geom_vline(data = data.frame(cutoff = cut), ggplot2::aes(xintercept = .data$cutoff),
@@ -147,9 +151,8 @@ plot_incl_p <- function(x, human, call) {
   p
 }
 
-# incl_p is a probability, so its axis spans 0 to 1. ggplot2's bars are 0.9 of the step between
-# values wide (0.45 at reps = 2), which stretched the axis to about -0.25 and 1.25; at most 0.1 keeps
-# the bars at 0 and 1 inside the axis' own 5% margin.
+# ggplot2's bars are 0.9 of the step between values wide (0.45 at reps = 2), which would stretch
+# the axis to about -0.25 and 1.25; at most 0.1 keeps the axis close to the probabilities 0 to 1.
 incl_p_bar_width <- function(x) {
   values <- sort(unique(x[!is.na(x)]))
   step <- if (length(values) > 1) min(diff(values)) else 1
@@ -210,9 +213,25 @@ plot_price <- function(x, call) {
   df <- do.call(rbind, unname(parts))
   df$measure <- factor(df$measure, levels = intersect(c("Price (USD)", "Prompt tokens", "Completion tokens"), df$measure))
   df$model <- factor(df$model, levels = models)
+  df$label <- ifelse(df$measure == "Price (USD)", vapply(df$value, format_dollars, character(1)), format_tokens(df$value))
+  one <- length(models) == 1
   ggplot2::ggplot(df, ggplot2::aes(x = .data$model, y = .data$value, fill = .data$model)) +
-    ggplot2::geom_col() +
+    ggplot2::geom_col(width = if (one) 0.5 else 0.9) +
+    # Each bar carries its value: the one number a one-model plot has to tell.
+    ggplot2::geom_text(ggplot2::aes(label = .data$label), vjust = -0.4, size = 3.5) +
+    ggplot2::scale_y_continuous(labels = axis_numbers, expand = ggplot2::expansion(mult = c(0, 0.12))) +
     ggplot2::facet_wrap(ggplot2::vars(.data$measure), scales = "free_y") +
-    ggplot2::labs(x = "Model", y = NULL, title = "Price and tokens by model") +
+    ggplot2::labs(x = if (one) NULL else "Model", y = NULL,
+      title = if (one) paste0("Price and tokens of ", models) else "Price and tokens by model") +
     ggplot2::theme(legend.position = "none")
+}
+
+# Axis labels in plain numbers: thousands separated by commas (600,000, not 6e+05) and small
+# values (prices) in decimals without an exponent.
+axis_numbers <- function(x) {
+  out <- ifelse(abs(x) >= 1000,
+    formatC(x, format = "f", digits = 0, big.mark = ","),
+    format(signif(x, 3), scientific = FALSE, drop0trailing = TRUE, trim = TRUE))
+  out[is.na(x)] <- NA_character_
+  out
 }

@@ -58,8 +58,9 @@
 #' the run; the package knows each listed model's rules (file `model_rules.csv` in the package's
 #' `extdata` folder):
 #' * Recent reasoning models (GPT-5.2 and later) call function tools on this endpoint only with
-#'   `reasoning_effort = "none"`. For them the default `reasoning_effort` (`"medium"`) is sent as
-#'   `"none"` with a message; another explicit value is an error before any request. Some models
+#'   `reasoning_effort = "none"`. For them a `reasoning_effort` you leave out is the model's own,
+#'   `"none"`, and is sent without a message; another value you give is an error before any
+#'   request. Some models
 #'   (`gpt-6-astra`, `gpt-6.1-sol`, `gpt-6.2-sol`) do not take `"none"` and cannot be used here.
 #' * Models that are not reasoning models (`gpt-4o*`, `gpt-4.1*`) get no `reasoning_effort` and no
 #'   `verbosity` field; giving either explicitly for them is an error.
@@ -230,7 +231,9 @@
 #' @param fine_tuned Deprecated: use `custom_model`.
 #' @param reasoning_effort The reasoning effort of reasoning models: `"none"`, `"minimal"`,
 #'   `"low"`, `"medium"`, `"high"`, `"xhigh"` or `"max"`, as far as the model takes it (see the
-#'   section on models).
+#'   section on models). The signature's `"medium"` applies when you leave the argument out and
+#'   the model takes it; for a model that calls tools only without reasoning (the default
+#'   `gpt-6-luna`) leaving it out means `"none"`, silently.
 #' @param verbosity `"low"`, `"medium"` or `"high"`, for the models that take it.
 #' @param overinclusive If `TRUE`, the built-in function also allows the uncertain decision
 #'   `"1.1"`; if `FALSE`, only `"1"` and `"0"`. Ignored with custom `tools`.
@@ -240,21 +243,22 @@
 #'   `seed_par`, which is sent as the seed.)
 #'
 #' @return An object of class `llm`: a list with
-#' * `answer_data` (class `llm_tbl`): one row per answer, with your other columns first, then
-#'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `iterations`, `question`,
+#' * `answer_data` (class `llm_tbl`): one row per answer, with the columns `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `iterations`, `question`,
 #'   `top_p`, `decision_llm`, `detailed_description` (with `decision_description = TRUE`),
 #'   `decision_binary`, `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`: every token
 #'   billed for the request, replies asked again and earlier calls of a resumed or repaired run
 #'   included, so that at the prices of [model_prizes] they add up to `price_data`),
-#'   `submodel`, `run_time` (with `time_info = TRUE`), `run_date` (UTC) and `n` (the repetition);
+#'   `submodel`, `run_time` (with `time_info = TRUE`), `run_date` (UTC) and `n` (the repetition),
+#'   in that order, then your other columns of `data`;
 #' * `price_dollar` and `price_data` (`prompt`, `model`, `iterations`, `input_price_dollar`,
 #'   `output_price_dollar`, `total_price_dollar`), with `token_info = TRUE`;
 #' * `run_date`, the time the run ended (UTC);
-#' * `answer_data_aggregated` (class `llm_agg_tbl`), when any `reps > 1`: your other columns,
+#' * `answer_data_aggregated` (class `llm_agg_tbl`), when any `reps > 1`:
 #'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `question`, `top_p`, `incl_p`,
 #'   `final_decision_llm`, `final_decision_llm_num`, `longest_answer` (with
 #'   `decision_description = TRUE`: the description with the most words across the answered
-#'   repetitions, whatever their decision), `reps`, `n_mis_answers`, `submodel`; attributes
+#'   repetitions, whatever their decision), `reps`, `n_mis_answers`, `submodel`, then your other
+#'   columns; attributes
 #'   `incl_cutoff_upper` and `incl_cutoff_lower` hold the cut-offs applied;
 #' * `error_data`, when any request failed: the columns of `answer_data` for the failed requests,
 #'   with the reason in `decision_llm`.
@@ -364,9 +368,8 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   check_force_a(models, reps, force, call = call)
 
   # Only now the key, so that a bad argument is reported before a missing key.
-  api_key <- check_api_key(api_key, provider_env_var("a"), call = call)
+  api_key <- check_api_key(api_key, provider_env_var("a"), messages = messages, call = call)
 
-  inform_defaulted_none(settings, models, messages)
   estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
   options <- screening_options("a", api_url, prompt, model_options("a", models, settings, reps, rpm), grid, top_p, role,
     tool_spec, builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
@@ -389,16 +392,6 @@ reserved_body_a <- c(
   verbosity = "Use the {.arg verbosity} argument.",
   n = "Use {.arg reps} to ask the same question several times."
 )
-
-inform_defaulted_none <- function(settings, models, messages) {
-  defaulted <- models$model[vapply(settings, function(s) isTRUE(s$defaulted_none), logical(1))]
-  if (length(defaulted) > 0) {
-    tabscreen_inform(
-      c("i" = "{.val {defaulted}} call{?s/} function tools on this endpoint only with {.code reasoning_effort = \"none\"}, so {.val none} is sent instead of the default {.val medium}."),
-      messages = messages
-    )
-  }
-}
 
 # Provider A's tools and tool_choice (the Chat Completions shapes): "auto", "none", "required",
 # the name of one of the tools, list(type = "function", `function` = list(name = ...)) or

@@ -146,15 +146,16 @@
 #'   `output_config`, `stream`) are refused.
 #'
 #' @return An object of class `llm`, as described for [tabscreen_a.tools()], without `top_p`
-#'   columns: `answer_data` has your other columns, then `studyid`, `title`, `abstract`,
+#'   columns: `answer_data` has `studyid`, `title`, `abstract`,
 #'   `promptid`, `prompt`, `model`, `iterations`, `question`, `decision_llm`,
 #'   `detailed_description` (with `decision_description = TRUE`), `decision_binary`, `confidence`
 #'   (with `confidence = TRUE`), `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`),
-#'   `submodel`, `run_time` (with `time_info = TRUE`), `run_date` and `n`;
-#'   `answer_data_aggregated` (when any `reps > 1`) has your other columns, `studyid`, `title`,
+#'   `submodel`, `run_time` (with `time_info = TRUE`), `run_date` and `n`, then your other columns;
+#'   `answer_data_aggregated` (when any `reps > 1`) has `studyid`, `title`,
 #'   `abstract`, `promptid`, `prompt`, `model`, `question`, `incl_p`, `final_decision_llm`,
 #'   `final_decision_llm_num`, `longest_answer` (with `decision_description = TRUE`),
-#'   `mean_confidence` (with `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`.
+#'   `mean_confidence` (with `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`, then
+#'   your other columns.
 #'
 #' @seealso [screen_store()], [tabscreen_a.tools()], [tabscreen_c()], [screen_errors()], [llm_is_transient()],
 #'   [rate_limits_per_minute()], [model_prizes], [api_keys].
@@ -237,7 +238,7 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   estimate <- estimate_records(rec, prompt, models, settings, reps, 1, decision_description)
   check_force_bc(models, reps, estimate, force, call = call)
 
-  api_key <- check_api_key(api_key, provider_env_var("b"), call = call)
+  api_key <- check_api_key(api_key, provider_env_var("b"), messages = messages, call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   inform_auto_tool(settings, models, builtin = is.null(tools), messages)

@@ -111,15 +111,15 @@
 #'   `max_tokens = 200`). Any other field is an error.
 #'
 #' @return An object of class `llm`, as described for [tabscreen_a.tools()]: `answer_data` has
-#'   your other columns, then `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`,
+#'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`,
 #'   `iterations`, `question`, `top_p`, `decision_llm`, `detailed_description` (with
 #'   `decision_description = TRUE`), `decision_binary`, `confidence` (with `confidence = TRUE`),
 #'   `prompt_tokens`, `completion_tokens` (with `token_info = TRUE`), `submodel`, `run_time` (with
-#'   `time_info = TRUE`), `run_date` and `n`; `answer_data_aggregated` (when any `reps > 1`) has
-#'   your other columns, `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`,
+#'   `time_info = TRUE`), `run_date` and `n`, then your other columns; `answer_data_aggregated`
+#'   (when any `reps > 1`) has `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`,
 #'   `question`, `top_p`, `incl_p`, `final_decision_llm`, `final_decision_llm_num`,
 #'   `longest_answer` (with `decision_description = TRUE`), `mean_confidence` (with
-#'   `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`.
+#'   `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`, then your other columns.
 #'
 #' @seealso [screen_store()], [tabscreen_a.tools()], [tabscreen_b()], [screen_errors()], [llm_is_transient()],
 #'   [rate_limits_per_minute()], [model_prizes], [api_keys].
@@ -203,7 +203,7 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
   check_force_bc(models, reps, estimate, force, call = call)
 
-  api_key <- check_api_key(api_key, provider_env_var("c"), call = call)
+  api_key <- check_api_key(api_key, provider_env_var("c"), messages = messages, call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   confidence <- confidence && is.null(tools)

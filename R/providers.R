@@ -45,5 +45,5 @@ reserved_body <- function(provider) {
 provider_env_var <- function(provider) provider_info(provider)$key_var
 
 provider_key <- function(provider, call = rlang::caller_env()) {
-  read_api_key(provider_env_var(provider), call = call)
+  read_api_key(provider_env_var(provider), key_fallbacks(provider), call = call)
 }

@@ -95,7 +95,8 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
     options$extra_body[names(dots)] <- dots
     args$dots[names(dots)] <- dots
   }
-  api_key <- check_api_key(api_key %||% provider_key(args$provider), provider_env_var(args$provider), call = call)
+  api_key <- check_api_key(api_key %||% provider_key(args$provider), provider_env_var(args$provider),
+    messages = args$messages, call = call)
 
   record_ids <- attr(object, "record_ids") %||% unique(c(object$answer_data$studyid, errors$studyid))
   ids <- unique(errors$studyid)

@@ -113,7 +113,12 @@ check_run_args <- function(max_tries, max_seconds, seed_par, is_transient, backo
 }
 
 # A key given in `api_key` that cannot be one is a bad argument; the message never shows the value.
-check_api_key <- function(api_key, env_var, call = rlang::caller_env()) {
+# `api_key` is forced here: with `messages = FALSE` the getter's note of the variable it read the
+# key from is not shown.
+check_api_key <- function(api_key, env_var, messages = TRUE, call = rlang::caller_env()) {
+  withCallingHandlers(force(api_key), tabscreen_message_api_key = function(m) {
+    if (!isTRUE(messages)) invokeRestart("muffleMessage")
+  })
   if (!is_api_key(api_key)) {
     abort_arg(
       c(if (rlang::is_string(api_key)) "{.arg api_key} is empty." else "{.arg api_key} must be a single non-empty string, not {.obj_type_friendly {api_key}}.",

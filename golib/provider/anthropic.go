@@ -26,7 +26,7 @@ const (
 var anthropicDescriptor = Descriptor{
 	Protocol: "anthropic", Letter: "b", Label: "provider B",
 	DefaultURL: "https://api.anthropic.com", DefaultModel: "claude-haiku-5-5", Path: anthropicPath,
-	KeyVar: "PROVIDER_B_API_KEY", ToolFormat: "messages",
+	KeyVar: "PROVIDER_B_API_KEY", KeyFallbacks: []string{"ANTHROPIC_API_KEY"}, ToolFormat: "messages",
 	Rate: RateHeaders{
 		Requests: RateKind{Limit: []string{"anthropic-ratelimit-requests-limit"},
 			Remaining: []string{"anthropic-ratelimit-requests-remaining"}, Reset: []string{"anthropic-ratelimit-requests-reset"}},

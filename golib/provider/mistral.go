@@ -17,7 +17,8 @@ import (
 var mistralDescriptor = Descriptor{
 	Protocol: "mistral", Letter: "c", Label: "provider C",
 	DefaultURL: "https://api.mistral.ai/v1/chat/completions", DefaultModel: "mistral-small-latest",
-	KeyVar: "PROVIDER_C_API_KEY", ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "any", "required"},
+	KeyVar: "PROVIDER_C_API_KEY", KeyFallbacks: []string{"MISTRAL_API_KEY"},
+	ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "any", "required"},
 	// ChatCompletionRequest of Mistral's OpenAPI document is closed (additionalProperties: false).
 	RequestFields: []string{"model", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "metadata",
 		"messages", "response_format", "tools", "tool_choice", "presence_penalty", "frequency_penalty",

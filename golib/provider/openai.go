@@ -16,7 +16,8 @@ import (
 var openAIDescriptor = Descriptor{
 	Protocol: "openai", Letter: "a", Label: "provider A",
 	DefaultURL: "https://api.openai.com/v1/chat/completions", DefaultModel: "gpt-6-luna",
-	KeyVar: "PROVIDER_A_API_KEY", ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "required"},
+	KeyVar: "PROVIDER_A_API_KEY", KeyFallbacks: []string{"OPENAI_API_KEY", "CHATGPT_KEY"},
+	ToolFormat: "chat", ToolChoiceWords: []string{"auto", "none", "required"},
 	Rate: RateHeaders{
 		Requests: RateKind{Limit: []string{"x-ratelimit-limit-requests"}, Remaining: []string{"x-ratelimit-remaining-requests"},
 			Reset: []string{"x-ratelimit-reset-requests"}},
@@ -27,7 +28,7 @@ var openAIDescriptor = Descriptor{
 	// "60,000 requests/minute may be enforced as 1,000 requests/second" (OpenAI's rate-limit guide).
 	WindowedRequests: true,
 	ModelFields:      []string{"reasoning_effort", "verbosity", "send_top_p", "price_in", "price_cached_in", "price_cache_write", "price_out"},
-	SettingFields:    []string{"reasoning_effort", "verbosity", "send_top_p", "defaulted_none"},
+	SettingFields:    []string{"reasoning_effort", "verbosity", "send_top_p"},
 	Policy:           openAIPolicy,
 	Probe:            openAIProbe,
 	Batch:            newOpenAIBatch,
@@ -92,7 +93,7 @@ func openAIErrorMessage(status int, body []byte) string {
 }
 
 // openAIPolicy: recent reasoning models call tools on Chat Completions only with reasoning_effort
-// "none" (the default effort becomes "none", another explicit one is an error); models that are
+// "none" (an effort not given means the model's own, "none"; another explicit one is an error); models that are
 // not reasoning models get neither reasoning_effort nor verbosity; top_p goes only to models that
 // take it at their effort. A model without rules gets exactly what the user gave.
 func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
@@ -104,8 +105,7 @@ func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 	if err != nil {
 		return ModelSettings{}, err
 	}
-	s := ModelSettings{ReasoningEffort: effort, AllowanceEffort: effort,
-		DefaultedNone: r.ToolsNeedNone && !a.Given.ReasoningEffort}
+	s := ModelSettings{ReasoningEffort: effort, AllowanceEffort: effort}
 	switch {
 	case r.AcceptsVerbosity:
 		s.Verbosity = str(a.Verbosity)

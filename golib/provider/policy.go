@@ -63,8 +63,6 @@ type ModelSettings struct {
 	SendTopP        *bool   `json:"send_top_p"`
 	Thinking        *string `json:"thinking"`
 	ForcedTool      *bool   `json:"forced_tool"`
-	// DefaultedNone: the default reasoning effort was replaced by "none" (tools need it).
-	DefaultedNone bool `json:"defaulted_none"`
 	// AllowanceEffort sizes the reasoning of the price estimate's answers.
 	AllowanceEffort *string `json:"allowance_effort"`
 }

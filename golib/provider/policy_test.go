@@ -30,15 +30,15 @@ func TestPoliciesFollowTheModelRules(t *testing.T) {
 		wantError bool
 	}{
 		{"A default effort becomes none", "a", luna, PolicyArgs{ReasoningEffort: "medium", Verbosity: "low", TopP: []float64{1}},
-			`{"reasoning_effort":"none","verbosity":"low","send_top_p":true,"defaulted_none":true}`, false},
+			`{"reasoning_effort":"none","verbosity":"low","send_top_p":true}`, false},
 		{"A explicit effort other than none", "a", luna, PolicyArgs{ReasoningEffort: "high", Given: Given{ReasoningEffort: true}},
 			"tabscreen_error_model_reasoning", true},
 		{"A non-reasoning model gets no fields", "a", gpt4o, PolicyArgs{ReasoningEffort: "medium", Verbosity: "low", TopP: []float64{0.5}},
-			`{"reasoning_effort":null,"verbosity":null,"send_top_p":true,"defaulted_none":false}`, false},
+			`{"reasoning_effort":null,"verbosity":null,"send_top_p":true}`, false},
 		{"A verbosity given to a model without it", "a", gpt4o, PolicyArgs{ReasoningEffort: "medium", Verbosity: "high", Given: Given{Verbosity: true}},
 			"tabscreen_error_model_verbosity", true},
 		{"A custom model gets what was given", "a", "", PolicyArgs{ReasoningEffort: "high", Verbosity: "low", Given: Given{ReasoningEffort: true, TopP: true}},
-			`{"reasoning_effort":"high","verbosity":null,"send_top_p":true,"defaulted_none":false}`, false},
+			`{"reasoning_effort":"high","verbosity":null,"send_top_p":true}`, false},
 		{"B small model: thinking off, tool forced", "b", haiku, PolicyArgs{ReasoningEffort: "medium", Builtin: true},
 			`{"reasoning_effort":"medium","thinking":"disabled","forced_tool":true,"allowance_effort":null}`, false},
 		{"B thinking model is asked, not forced", "b", opus, PolicyArgs{ReasoningEffort: "medium", Builtin: true},

@@ -25,6 +25,9 @@ type Descriptor struct {
 	Path string `json:"path"`
 	// KeyVar is the environment variable that holds the key.
 	KeyVar string `json:"key_var"`
+	// KeyFallbacks are the variables read, in order, when KeyVar is unset: where the provider's own
+	// tools and AIscreenR keep the key.
+	KeyFallbacks []string `json:"key_fallbacks"`
 	// ToolFormat is the shape of a custom tool: "chat" (function tools) or "messages".
 	ToolFormat string `json:"tool_format"`
 	// ToolChoiceWords are the strings tool_choice takes as they are (nil: the provider's function

@@ -6,7 +6,7 @@ test_records <- function() {
   filges2015_dat[c(1, 2, 4, 5, 181, 182, 183, 184), ]
 }
 
-# The columns of the test records that the screening keeps in answer_data, before its own.
+# The columns of the test records that the screening keeps in answer_data, after its own.
 user_cols <- c("author", "eppi_id", "human_code")
 
 test_prompt <- "Is this study about Functional Family Therapy for young people who use drugs?"
@@ -104,14 +104,14 @@ answer_col_types <- c(studyid = "integer", title = "character", abstract = "char
   n = "integer")
 
 # A result of screening the test records, of the spec's shape: its components, and answer_data's
-# class, columns (the user's, then `answer_cols`), their types (answer_col_types) and studyid.
+# class, columns (`answer_cols`, then the user's), their types (answer_col_types) and studyid.
 # Returns answer_data.
 expect_components <- function(res, user_cols, answer_cols) {
   expect_identical(class(res), c("llm", "list"))
   expect_named(res, c("answer_data", "price_dollar", "price_data", "run_date"))
   ad <- res$answer_data
   expect_identical(class(ad), c("llm_tbl", "tbl_df", "tbl", "data.frame"))
-  expect_named(ad, c(user_cols, answer_cols))
+  expect_named(ad, c(answer_cols, user_cols))
   expect_equal(unname(vapply(ad[answer_cols], typeof, character(1))), unname(answer_col_types[answer_cols]))
   expect_equal(ad$studyid, test_records()$studyid)
   invisible(ad)
@@ -172,7 +172,7 @@ expect_time_token_dropped <- function(screen, key_var, key, user_cols, answer_co
   fake <- local_fake_provider()
   res <- screen(fake, time_info = FALSE, token_info = FALSE)
   expect_named(res, c("answer_data", "run_date"))
-  expect_named(res$answer_data, c(user_cols, setdiff(answer_cols, c("run_time", "prompt_tokens", "completion_tokens"))))
+  expect_named(res$answer_data, c(setdiff(answer_cols, c("run_time", "prompt_tokens", "completion_tokens")), user_cols))
 }
 
 # A run after the fake's first `n` responses fail with `kind`: every fault is retried, so nothing

@@ -44,7 +44,7 @@ screen_provider <- function(provider, fake, ...) {
   )
 }
 
-test_that("every provider has exactly the spec's columns, in order", {
+test_that("every provider has exactly the spec's columns, in order, and the user's after them", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-a-cols", PROVIDER_B_API_KEY = "sk-b-cols", PROVIDER_C_API_KEY = "c-cols")
   fake <- local_fake_provider()
   user <- c("author", "eppi_id", "human_code")
@@ -61,8 +61,8 @@ test_that("every provider has exactly the spec's columns, in order", {
       if (provider == "a") args$confidence <- NULL # not an argument of provider A
       info <- paste(provider, paste(names(flags), unlist(flags), collapse = ", "))
       res <- do.call(screen_provider, c(list(provider, fake, data = recs, reps = 2), args))
-      expect_named(res$answer_data, c(user, expected_columns(spec_answer_columns, provider, flags)))
-      expect_named(res$answer_data_aggregated, c(user, expected_columns(spec_aggregated_columns, provider, flags)))
+      expect_named(res$answer_data, c(expected_columns(spec_answer_columns, provider, flags), user))
+      expect_named(res$answer_data_aggregated, c(expected_columns(spec_aggregated_columns, provider, flags), user))
       expect_s3_class(res$answer_data, "llm_tbl")
       expect_s3_class(res$answer_data_aggregated, "llm_agg_tbl")
       expect_equal(!is.null(res$price_data), flags$token_info, info = info)
@@ -134,7 +134,8 @@ test_that("custom tools: the explanation fills detailed_description, every argum
   for (provider in c("a", "b", "c")) {
     res <- screen_provider(provider, fake, data = recs, tools = tools[[provider]], decision_description = TRUE, reps = 2)
     a <- res$answer_data
-    expect_equal(tail(names(a), 2), c("n", "tool_arguments"))
+    expect_equal(names(a)[match("n", names(a)) + 0:1], c("n", "tool_arguments"))
+    expect_equal(tail(names(a), 3), user_cols)
     args <- lapply(a$tool_arguments, jsonlite::fromJSON)
     expect_true(all(vapply(args, function(x) setequal(names(x), arguments), logical(1))), info = provider)
     expect_equal(a$decision_llm, vapply(args, `[[`, "", "decision_llm"))

@@ -113,14 +113,12 @@ settings_for <- function(model, reasoning_effort = "medium", verbosity = "low", 
 }
 
 test_that("reasoning_effort follows each model's rules", {
-  # tools need "none": the default becomes "none"
+  # tools need "none": an effort not given is the model's own, "none"
   s <- settings_for("gpt-6-luna")
   expect_equal(s$reasoning_effort, "none")
-  expect_true(s$defaulted_none)
   expect_true(s$send_top_p)
   s <- settings_for("gpt-6-luna", "none", given = list(reasoning_effort = TRUE, verbosity = FALSE, top_p = FALSE))
   expect_equal(s$reasoning_effort, "none")
-  expect_false(s$defaulted_none)
   expect_error(settings_for("gpt-6-luna", "high", given = list(reasoning_effort = TRUE, verbosity = FALSE, top_p = FALSE)),
     class = "tabscreen_error_model_reasoning")
   # older reasoning models take the value

@@ -76,9 +76,9 @@ test_that("confidence is asked after the decision and aggregated into mean_confi
   expect_true(all(ad$confidence >= 0 & ad$confidence <= 100))
   expect_equal(ad$confidence, round(ad$confidence))
   agg <- res$answer_data_aggregated
-  expect_named(agg, c(user_cols, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+  expect_named(agg, c("studyid", "title", "abstract", "promptid", "prompt", "model", "question",
     "incl_p", "final_decision_llm", "final_decision_llm_num", "longest_answer", "mean_confidence", "reps",
-    "n_mis_answers", "submodel"))
+    "n_mis_answers", "submodel", user_cols))
   expect_equal(nrow(agg), nrow(test_records()))
   expect_equal(agg$reps, rep(3L, nrow(agg)))
   expect_group_means(ad, agg, "confidence", "mean_confidence", by = "studyid")

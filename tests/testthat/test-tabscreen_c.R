@@ -60,9 +60,9 @@ test_that("prompts x models x top_p x reps, confidence and seeds", {
   expect_setequal(sent_values(bodies, "top_p"), c(1, 0.5))
   expect_setequal(sent_values(bodies, "random_seed"), 5:7)
   agg <- res$answer_data_aggregated
-  expect_named(agg, c(user_cols, "studyid", "title", "abstract", "promptid", "prompt", "model", "question",
+  expect_named(agg, c("studyid", "title", "abstract", "promptid", "prompt", "model", "question",
     "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num", "mean_confidence", "reps", "n_mis_answers",
-    "submodel"))
+    "submodel", user_cols))
   expect_equal(nrow(agg), 2 * n_rec * 2 * 2)
   expect_group_means(ad, agg, "confidence", "mean_confidence")
   expect_group_means(ad, agg, "decision_binary", "incl_p")
