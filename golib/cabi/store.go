@@ -38,6 +38,10 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.cha
 		return storeErr(doc, err)
 	}
 	defer st.Close()
+	// What the store holds includes the answers kept from a call whose writes failed.
+	if _, err := st.WriteKept(); err != nil {
+		return storeErr(doc, err)
+	}
 	var table *arrowio.Table
 	switch req.Op {
 	case "runs":

@@ -62,9 +62,15 @@ func claim(t *testing.T, path string, s RunSpec) *Session {
 	return sess
 }
 
+// withJobs is sp for a run of n jobs: a run is completed once the store holds n answers.
+func withJobs(sp RunSpec, n int) RunSpec {
+	sp.Jobs = n
+	return sp
+}
+
 func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.sqlite")
-	s := claim(t, path, spec("fp1"))
+	s := claim(t, path, withJobs(spec("fp1"), 2))
 	first := s.RunID
 	s.Save(answer(1, true))
 	s.Save(answer(2, false))
@@ -72,7 +78,7 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s = claim(t, path, spec("fp1"))
+	s = claim(t, path, withJobs(spec("fp1"), 2))
 	if s.RunID != first || !s.Resumed || s.Reused {
 		t.Fatalf("interrupted run not resumed (or taken for a completed one): %s resumed=%v reused=%v", s.RunID, s.Resumed, s.Reused)
 	}
@@ -121,7 +127,7 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 
 func TestCompletedRunIsNotReusedUnlessAsked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.sqlite")
-	s := claim(t, path, spec("fp"))
+	s := claim(t, path, withJobs(spec("fp"), 1))
 	first := s.RunID
 	s.Save(answer(1, true))
 	s.Close(StatusCompleted)
@@ -407,5 +413,19 @@ func TestALateCopyDoesNotHoldARequest(t *testing.T) {
 		if got != body || !bodies.Valid[i] {
 			t.Errorf("log row %d: request body %q (valid %v), want the record's", i, got, bodies.Valid[i])
 		}
+	}
+}
+
+// A run is completed only when the store holds an answer for each of its jobs, whatever the call
+// that ends it says.
+func TestCompletedOnlyWithEveryAnswerStored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp")) // 3 jobs
+	s.Save(answer(1, true))
+	s.Save(answer(2, true))
+	st := closeAndReopen(t, s, path)
+	runs, _ := st.Runs()
+	if status, _ := runs.Col("status"); status.Str[0] != StatusIncomplete {
+		t.Fatalf("a run with 2 of 3 answers stored is %s", status.Str[0])
 	}
 }
