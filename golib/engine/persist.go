@@ -281,8 +281,9 @@ func (r *Run) Release() error {
 	if r.storeInfo == nil || !r.opts.Store.Temporary {
 		return nil
 	}
+	store.DropKept(r.storeInfo.Path)
 	var first error
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range []string{"", "-wal", "-shm", ".journal"} {
 		if err := os.Remove(r.storeInfo.Path + suffix); err != nil && !os.IsNotExist(err) && first == nil {
 			first = err
 		}

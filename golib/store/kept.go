@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -95,6 +96,9 @@ func appendJournal(path string, lines []keptAnswer) error {
 	}
 	if err != nil {
 		_ = f.Truncate(fi.Size())
+		if fi.Size() == 0 {
+			_ = os.Remove(path)
+		}
 	}
 	return err
 }
@@ -145,9 +149,23 @@ func (s *Store) WriteKept() (int, error) {
 		last[job{k.RunID, k.Answer.Key}] = i
 	}
 	answers := 0
-	err = s.inTransaction(func(w *rowWriter) error {
+	err = s.inTransaction(func(tx *sql.Tx, w *rowWriter) error {
+		// The answers of a run deleted meanwhile go with it.
+		exists := map[string]bool{}
 		for i, k := range lines {
 			if last[job{k.RunID, k.Answer.Key}] != i {
+				continue
+			}
+			found, seen := exists[k.RunID]
+			if !seen {
+				var n int
+				if err := tx.QueryRow(`SELECT COUNT(*) FROM runs WHERE run_id = ?`, k.RunID).Scan(&n); err != nil {
+					return err
+				}
+				found = n > 0
+				exists[k.RunID] = found
+			}
+			if !found {
 				continue
 			}
 			if k.Answer.Answered {
@@ -161,7 +179,7 @@ func (s *Store) WriteKept() (int, error) {
 	})
 	if err != nil {
 		return 0, storeError(s.Path, fmt.Sprintf("cannot take the %d answers that an earlier call received and could not write "+
-			"(kept in %s); nothing is sent until it can. Free space on its disk, then call again", answers, keptPlace(journal)), err)
+			"(kept in %s); nothing is sent until it can. Free space on its disk, then call again", answers, keptPlace(s.Path, journal)), err)
 	}
 	delete(keptInMemory, s.Path)
 	if err := os.Remove(journal); err != nil && !os.IsNotExist(err) {
@@ -170,10 +188,17 @@ func (s *Store) WriteKept() (int, error) {
 	return answers, nil
 }
 
-// keptPlace words where kept answers are.
-func keptPlace(journal string) string {
-	if _, err := os.Stat(journal); err == nil {
-		return "the journal " + journal
+// keptPlace words where the kept answers of the store at path are (keptMu held).
+func keptPlace(path, journal string) string {
+	if len(keptInMemory[path]) > 0 {
+		return "this R session's memory"
 	}
-	return "this R session's memory"
+	return "the journal " + journal
+}
+
+// DropKept forgets what is kept for the store at path: a temporary store, removed with its result.
+func DropKept(path string) {
+	keptMu.Lock()
+	defer keptMu.Unlock()
+	delete(keptInMemory, path)
 }

@@ -629,8 +629,8 @@ func (w *rowWriter) write(run string, a *Answer) error {
 	return nil
 }
 
-// inTransaction runs f with a rowWriter of one transaction, committed when f succeeds.
-func (s *Store) inTransaction(f func(*rowWriter) error) error {
+// inTransaction runs f in one transaction, with a rowWriter of it, and commits when f succeeds.
+func (s *Store) inTransaction(f func(*sql.Tx, *rowWriter) error) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
@@ -646,7 +646,7 @@ func (s *Store) inTransaction(f func(*rowWriter) error) error {
 		return err
 	}
 	defer log.Close()
-	if err := f(&rowWriter{ins: ins, log: log}); err != nil {
+	if err := f(tx, &rowWriter{ins: ins, log: log}); err != nil {
 		return err
 	}
 	return tx.Commit()
