@@ -123,9 +123,9 @@ type Session struct {
 	// Previous is a completed run with the same fingerprint that this new run does not reuse.
 	Previous string
 	// Written is how many answers kept from earlier calls (WriteKept) the claim wrote first.
-	Written  int
-	stored   map[string]Answer // answered jobs
-	billed   map[string]screen.Usage
+	Written int
+	stored  map[string]Answer // answered jobs
+	billed  map[string]screen.Usage
 
 	queue       chan Answer
 	written     chan struct{}
