@@ -64,8 +64,9 @@ type Run struct {
 	cancel     context.CancelCauseFunc
 	wire       context.Context
 	cancelWire context.CancelCauseFunc
-	stopMu     sync.Mutex
-	stop       *provider.Stop
+
+	stopMu sync.Mutex
+	stop   *provider.Stop
 
 	pauseUntil atomic.Int64 // unix nanoseconds before which no request starts
 	callbacks  *callbackQueue
