@@ -429,3 +429,34 @@ func TestCompletedOnlyWithEveryAnswerStored(t *testing.T) {
 		t.Fatalf("a run with 2 of 3 answers stored is %s", status.Str[0])
 	}
 }
+
+// The journal's answers go into their run once; a line cut short by a crash and the answers of a
+// run deleted meanwhile are left out, and the journal is removed once its answers are stored.
+func TestWriteKeptFromTheJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp"))
+	run := s.RunID
+	s.Save(answer(1, true))
+	st := closeAndReopen(t, s, path)
+	lines := []keptAnswer{{RunID: run, Answer: answer(2, true)}, {RunID: "deleted-run", Answer: answer(1, true)},
+		{RunID: run, Answer: answer(2, true)}}
+	if err := appendJournal(JournalPath(st.Path), lines); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(JournalPath(st.Path), os.O_WRONLY|os.O_APPEND, 0o600)
+	f.WriteString(`{"run_id":"` + run + `","answer":{"Key":"3/1/m/-/1","Ans`)
+	f.Close()
+	if n, err := st.WriteKept(); err != nil || n != 1 {
+		t.Fatalf("wrote %d answers, %v", n, err)
+	}
+	tab, _ := st.Answers(run)
+	if tab.NumRows != 2 {
+		t.Fatalf("%d rows in the run, want 2", tab.NumRows)
+	}
+	if _, err := os.Stat(JournalPath(st.Path)); !os.IsNotExist(err) {
+		t.Fatalf("journal not removed: %v", err)
+	}
+	if n, err := st.WriteKept(); err != nil || n != 0 {
+		t.Fatalf("a second time: %d, %v", n, err)
+	}
+}
