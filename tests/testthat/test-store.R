@@ -388,9 +388,12 @@ test_that("a full disk loses no answer: screen_errors() stores every one once an
   expect_match(conditionMessage(err), "could not be written to the answer store")
   expect_equal(screen_store(store)$status, "stopped")
 
-  # Room again: screen_errors() writes the kept answers first, then sends only the failed jobs.
+  # Room again: a listing writes the kept answers in; screen_errors() sends only the failed jobs.
   expect_equal(system2("mount", c("-o", "remount,size=64m", shQuote(disk))), 0L)
-  said <- testthat::capture_messages(fixed <- screen_errors(partial))
+  runs <- screen_store(store)
+  expect_equal(runs$answered, answered)
+  expect_equal(runs$status, "stopped")
+  fixed <- suppressMessages(screen_errors(partial))
   expect_equal(nrow(fixed$answer_data), n)
   expect_equal(NROW(fixed$error_data), 0)
   bodies <- fake$stats()$bodies
