@@ -126,6 +126,8 @@ type Session struct {
 	Written int
 	stored  map[string]Answer // answered jobs
 	billed  map[string]screen.Usage
+	// answered counts the run's answered rows in the file: those loaded, and those committed since.
+	answered int
 
 	queue       chan Answer
 	written     chan struct{}
@@ -352,6 +354,7 @@ func (s *Session) load() error {
 		a.ReceivedAt, _ = time.Parse(timeLayout, received)
 		s.stored[a.Key] = a
 	}
+	s.answered = len(s.stored)
 	if err := rows.Err(); err != nil {
 		return storeError(s.store.Path, "cannot be read", err)
 	}
@@ -589,13 +592,17 @@ func (s *Session) insert(batch []Answer) (err error) {
 	if _, err = tx.Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ? WHERE run_id = ?`, unixNow(), now(), s.RunID); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err = tx.Commit(); err == nil {
+		s.answered += w.answered
+	}
+	return err
 }
 
 // rowWriter writes answers with a transaction's statements.
 type rowWriter struct {
 	ins, log *sql.Stmt
 	requests *sharedRequests // nil: every answer holds its own request body
+	answered int             // answered rows written (not a late copy of one stored)
 }
 
 // write upserts one answer of run and its attempts.
@@ -620,6 +627,9 @@ func (w *rowWriter) write(run string, a *Answer) error {
 		return nil // the job was answered already; this late copy changes nothing
 	}
 	w.requests.held(a, request, hash)
+	if a.Answered {
+		w.answered++
+	}
 	for _, at := range a.Log {
 		if _, err = w.log.Exec(run, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
 			nullString(bytesText(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
@@ -674,12 +684,12 @@ func (s *Session) Close(status string) error {
 
 // allAnswered reports whether the store holds an answer for every job of the run: a run is
 // "completed" only then, whatever the call that ends it saw (screen_errors() sees only the jobs
-// it re-sends).
+// it re-sends). Counted as the rows are written: a count of a million rows at the end would read
+// every page of the run.
 func (s *Session) allAnswered() bool {
-	var jobs, answered int
-	err := s.store.db.QueryRow(`SELECT jobs, (SELECT COUNT(*) FROM answers WHERE run_id = ?1 AND answered = 1)
-		FROM runs WHERE run_id = ?1`, s.RunID).Scan(&jobs, &answered)
-	return err == nil && answered >= jobs
+	var jobs int
+	err := s.store.db.QueryRow(`SELECT jobs FROM runs WHERE run_id = ?`, s.RunID).Scan(&jobs)
+	return err == nil && s.answered >= jobs
 }
 
 func (s *Session) release(status string) {
