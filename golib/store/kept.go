@@ -145,7 +145,11 @@ func (s *Store) WriteKept() (int, error) {
 	// The journal and memory hold the same answers when both could be written: one of each job.
 	type job struct{ run, key string }
 	last := make(map[job]int, len(lines))
+	pending := 0
 	for i, k := range lines {
+		if _, dup := last[job{k.RunID, k.Answer.Key}]; !dup && k.Answer.Answered {
+			pending++
+		}
 		last[job{k.RunID, k.Answer.Key}] = i
 	}
 	answers := 0
@@ -178,8 +182,12 @@ func (s *Store) WriteKept() (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, storeError(s.Path, fmt.Sprintf("cannot take the %d answers that an earlier call received and could not write "+
-			"(kept in %s); nothing is sent until it can. Free space on its disk, then call again", answers, keptPlace(s.Path, journal)), err)
+		what := fmt.Sprintf("%d answers", pending)
+		if pending == 1 {
+			what = "1 answer"
+		}
+		return 0, storeError(s.Path, fmt.Sprintf("cannot take the %s that an earlier call received and could not write "+
+			"(kept in %s); nothing is sent until it can. Free space on its disk, then call again", what, keptPlace(s.Path, journal)), err)
 	}
 	delete(keptInMemory, s.Path)
 	if err := os.Remove(journal); err != nil && !os.IsNotExist(err) {

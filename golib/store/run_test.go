@@ -233,6 +233,15 @@ func TestFailedWriteKeepsEveryAnswerForTheNextCall(t *testing.T) {
 				t.Fatalf("status %s, %d stored of %d answers, kept %d in %q", status, stored, sum.Answered, info.Kept, info.KeptIn)
 			}
 
+			// While the store still fails, the same call is refused before it sends anything.
+			if _, err := engine.Start(storeRunOptions(srv.URL, path), distinctRecords(n), "k"); err == nil ||
+				!strings.Contains(err.Error(), "could not write") {
+				t.Fatalf("a call on the failing store: %v", err)
+			}
+			if again, _ := srv.sent(); again != requests {
+				t.Fatalf("%d requests sent by the refused call", again-requests)
+			}
+
 			// The store works again: the same call writes the kept answers first and sends the rest.
 			store.SetInsertHook(nil)
 			if tc.journalFails {

@@ -641,6 +641,11 @@ func (w *rowWriter) write(run string, a *Answer) error {
 
 // inTransaction runs f in one transaction, with a rowWriter of it, and commits when f succeeds.
 func (s *Store) inTransaction(f func(*sql.Tx, *rowWriter) error) error {
+	if insertHook != nil {
+		if err := insertHook(); err != nil {
+			return err
+		}
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
