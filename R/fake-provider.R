@@ -23,6 +23,8 @@
 #                                                  weights of enum values in the tool arguments
 #   seed, invalid_keys, retry_after_ms, snapshot, reasoning_tokens, cached_fraction,
 #   allow_unknown_fields, keep_requests
+#   count_bodies = TRUE                            count requests and answers per request body
+#                                                  ($stats()$bodies: sent_after_answer, max_sent, ...)
 #   prompt_cache = TRUE                            report cached (B: and cache-write) tokens as each
 #                                                  provider's prompt cache would (cache.go); off by
 #                                                  default, so that every prompt token is priced alike

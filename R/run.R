@@ -79,6 +79,11 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
 inform_store <- function(store, messages) {
   if (is.null(store)) return(invisible())
   fmt <- function(n) format(n, big.mark = ",")
+  written <- store$written %||% 0
+  if (written > 0) {
+    tabscreen_inform(c("v" = paste("Wrote {fmt(written)} {cli::qty(written)}answer{?s} that an earlier call received but could not store into the answer",
+      "store; {cli::qty(written)}{?it is/they are} not sent again.")), messages = messages)
+  }
   if (isTRUE(store$reused)) {
     # A completed run holds every answer of the same call: none is sent.
     tabscreen_inform(c("i" = paste("Taking the answers of the completed run {.val {store$run_id}} from the answer store",

@@ -348,10 +348,13 @@ finish_run <- function(obj, meta, call) {
   }
   if (identical(meta$state, "stopped")) {
     stop_class <- meta$stop$class %||% "tabscreen_error_stopped"
+    kept <- meta$store$kept %||% 0
+    journal <- paste0(meta$store$path %||% "", ".journal")
     tabscreen_abort(
       c("The screening stopped: {meta$stop$message %||% 'the provider refused the requests'}",
         "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
-        "i" = "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}."),
+        if (kept > 0) kept_answers_hint(meta$store)
+        else c("i" = "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}.")),
       class = stop_class, result = obj, call = call
     )
   }
@@ -363,4 +366,16 @@ finish_run <- function(obj, meta, call) {
     )
   }
   obj
+}
+
+# What a stop message says of the answers the answer store could not take (`kept`, in `journal` or
+# in this session's memory), and how to bring them in: templates for cli, in the caller's environment.
+kept_answers_hint <- function(store) {
+  c("!" = if (identical(store$kept_in, "journal")) {
+      "{kept} answer{?s} received could not be written to the answer store; {?it is/they are} kept in {.file {journal}}."
+    } else {
+      "{kept} answer{?s} received could not be written to the answer store, nor to a journal beside it; {?it is/they are} kept in this R session only: keep R open until {?it is/they are} stored."
+    },
+    "i" = paste("Free space on the store's disk, then call {.code screen_errors(rlang::last_error()$result)} (or the same call",
+      "again): {cli::qty(kept)}{?it is/they are} written into the store first and not sent again."))
 }

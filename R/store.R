@@ -40,8 +40,15 @@
 #'
 #' A store that cannot be used (a folder that cannot be written, a file that is not a store or is
 #' damaged) is an error of class `tabscreen_error_store` before any request is sent. If writing
-#' fails during a run (a full disk), the run stops: every answer received is in the partial result
-#' of the error, and every answer committed before stays in the store.
+#' fails during a run (a full disk), no further request is sent, the requests already sent are
+#' awaited, and the run stops: every answer received is in the partial result of the error, every
+#' answer committed before stays in the store, and the answers the store could not take are kept
+#' in a journal beside it (`<store>.journal`), or, when the disk takes no journal either, in the R
+#' session until it ends (the error says which). The next call on the store (the same screening,
+#' [screen_errors()] on the partial result, or `screen_store()`) writes them into the store before
+#' anything is sent, so that no answered request is sent again; a screening call refuses to start
+#' while they cannot be written. A run is `completed` only when the store holds an answer for each
+#' of its requests.
 #'
 #' @section The file:
 #' The store is an ordinary SQLite database (write-ahead log, `synchronous = NORMAL`) that you can

@@ -38,6 +38,9 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.cha
 		return storeErr(doc, err)
 	}
 	defer st.Close()
+	// What the store holds includes the answers kept from a call whose writes failed, once it
+	// can take them; until then it lists what it holds (the next screening call says why not).
+	_, _ = st.WriteKept()
 	var table *arrowio.Table
 	switch req.Op {
 	case "runs":

@@ -41,6 +41,13 @@ type StoreInfo struct {
 	Previous    string `json:"previous,omitempty"`
 	Stored      int    `json:"stored"`
 	Total       int    `json:"total"`
+	// Written: answers an earlier call received but could not store, written in by this call
+	// before it sent anything.
+	Written int `json:"written"`
+	// Kept: answers this call received that the store did not take (it failed), kept where
+	// KeptIn says ("journal" beside the store, or "memory" of this R session) for the next call.
+	Kept   int    `json:"kept"`
+	KeptIn string `json:"kept_in,omitempty"`
 }
 
 // fingerprint hashes everything that decides what a run asks: the options (provider, endpoint,
@@ -123,7 +130,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 	r.session = session
 	r.studyIDs = recs.StudyIDs
 	r.storeInfo = &StoreInfo{Path: st.Path, RunID: session.RunID, Fingerprint: fp, Resumed: session.Resumed,
-		Reused: session.Reused, Previous: session.Previous, Total: len(r.jobs)}
+		Reused: session.Reused, Previous: session.Previous, Total: len(r.jobs), Written: session.Written}
 	for i, j := range r.jobs {
 		key := r.storeKey(j)
 		if a, ok := session.Stored(key); ok {
@@ -137,6 +144,8 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		r.results[i].carried = packUsage(storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)]))
 	}
 	session.DropStored()
+	// A failed store sends no further request; the replies in flight are awaited and kept
+	// (store.Session keeps what it cannot write).
 	session.Start(func(err error) {
 		class := "tabscreen_error_store"
 		var se *store.Error
@@ -147,7 +156,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		case errors.As(err, &se):
 			class = se.Class
 		}
-		r.stopRun(provider.Stop{Class: class, Message: err.Error()})
+		r.stopDispatch(provider.Stop{Class: class, Message: err.Error()})
 	}, r.committed)
 	return nil
 }
@@ -241,7 +250,11 @@ func (r *Run) closeStore() {
 	case r.failed.Load() > 0:
 		status = store.StatusIncomplete
 	}
-	if err := r.session.Close(status); err != nil {
+	err := r.session.Close(status)
+	if r.storeInfo.Kept, r.storeInfo.KeptIn = r.session.Kept(); r.storeInfo.Kept == 0 {
+		r.storeInfo.KeptIn = ""
+	}
+	if err != nil {
 		r.stopRun(provider.Stop{Class: "tabscreen_error_store", Message: err.Error()})
 	}
 }
@@ -268,8 +281,9 @@ func (r *Run) Release() error {
 	if r.storeInfo == nil || !r.opts.Store.Temporary {
 		return nil
 	}
+	store.DropKept(r.storeInfo.Path)
 	var first error
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range []string{"", "-wal", "-shm", ".journal"} {
 		if err := os.Remove(r.storeInfo.Path + suffix); err != nil && !os.IsNotExist(err) && first == nil {
 			first = err
 		}

@@ -58,8 +58,13 @@ type Run struct {
 	results     []result
 	blankFields int
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	// ctx ends the dispatch of jobs and every wait; wire, its parent, also the requests on the
+	// wire: a failed store stops only the dispatch, since a reply in flight is billed.
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	wire       context.Context
+	cancelWire context.CancelCauseFunc
+
 	stopMu sync.Mutex
 	stop   *provider.Stop
 
@@ -197,10 +202,11 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 	}
 	r.sem = semaphore.NewWeighted(int64(active))
 	r.client, r.transport = newClient(seconds(opts.Timeout), active)
-	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.wire, r.cancelWire = context.WithCancelCause(context.Background())
+	r.ctx, r.cancel = context.WithCancelCause(r.wire)
 	r.carryGiven(given)
 	if err := r.openStore(recs, given); err != nil {
-		r.cancel(err)
+		r.cancelWire(err)
 		return nil, err
 	}
 	r.started = r.clock.Now()
@@ -370,6 +376,12 @@ func (r *Run) causeText() string {
 
 // stopRun stops every job after a failure that no retry can fix.
 func (r *Run) stopRun(s provider.Stop) {
+	r.stopDispatch(s)
+	r.cancelWire(&stopError{s})
+}
+
+// stopDispatch sends no further request, and lets those in flight end: their replies are billed.
+func (r *Run) stopDispatch(s provider.Stop) {
 	r.stopMu.Lock()
 	if r.stop == nil {
 		r.stop = &s
@@ -379,7 +391,7 @@ func (r *Run) stopRun(s provider.Stop) {
 }
 
 // Cancel stops the run at the user's request; finished answers are kept.
-func (r *Run) Cancel() { r.cancel(ErrCancelled) }
+func (r *Run) Cancel() { r.cancelWire(ErrCancelled) }
 
 // Wait blocks until every job has ended.
 func (r *Run) Wait() { <-r.finished }

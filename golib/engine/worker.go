@@ -230,7 +230,7 @@ func (r *Run) send(req provider.Request, turn ticket) attempt {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	start := r.clock.Now()
-	ctx := httptrace.WithClientTrace(r.ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { turn.wrote() }})
+	ctx := httptrace.WithClientTrace(r.wire, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { turn.wrote() }})
 	status, header, body, err := post(ctx, r.client, req)
 	at := r.clock.Now()
 	a := attempt{took: at.Sub(start), at: at, err: err}

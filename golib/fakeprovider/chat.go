@@ -81,6 +81,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 		return
 	}
 	c.lastBody.Store(&body)
+	var bodyKey [32]byte
+	if rc.CountBodies {
+		bodyKey = c.bodies.sent(body)
+	}
 	key := p.apiKey(r)
 	if key == "" {
 		c.unauthorized.Add(1)
@@ -217,6 +221,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	if fault == "" && req.tool != nil {
 		c.answered.Add(1)
 		pc.answered.Add(1)
+		if rc.CountBodies {
+			c.bodies.answered(bodyKey)
+		}
 	}
 	p.writeAnswer(w, req, a)
 }

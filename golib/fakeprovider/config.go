@@ -111,6 +111,8 @@ type Config struct {
 	AllowUnknownFields bool `json:"allow_unknown_fields"`
 	// KeepRequests is how many recent requests GET /_fake/requests can return.
 	KeepRequests int `json:"keep_requests"`
+	// CountBodies counts the requests and answers of each distinct request body (stats "bodies").
+	CountBodies bool `json:"count_bodies"`
 
 	// Provider B (Anthropic Messages): per-model rules the service enforces,
 	// as lists of substrings of the model name (case-insensitive).

@@ -161,3 +161,23 @@ func TestMergeKeepsScriptState(t *testing.T) {
 		t.Errorf("remaining %d", got)
 	}
 }
+
+// With count_bodies the stats tell a body sent again after its answer from one sent once.
+func TestBodyCounts(t *testing.T) {
+	_, base := startServer(t, `{"count_bodies":true,"fail_first_n":{"kind":"500","n":1}}`)
+	url := base + "/v1/chat/completions"
+	a, b := chatBody("record a", ""), chatBody("record b", "")
+	post(t, url, "sk-k", a) // 500: not answered
+	post(t, url, "sk-k", a) // answered
+	post(t, url, "sk-k", b) // answered
+	post(t, url, "sk-k", b) // sent again after its answer
+	st := stats(t, base)
+	want := BodyStats{Distinct: 2, MaxSent: 2, SentOnce: 0, Answered: 2, AnsweredAgain: 1, SentAfterAnswer: 1}
+	if st.Bodies == nil || *st.Bodies != want {
+		t.Fatalf("bodies %+v, want %+v", st.Bodies, want)
+	}
+	configure(t, base, `{"count_bodies":false}`)
+	if st := stats(t, base); st.Bodies != nil {
+		t.Fatalf("bodies without count_bodies: %+v", st.Bodies)
+	}
+}

@@ -29,6 +29,7 @@ type counters struct {
 	maxInFlight        atomic.Int64
 	window             windowMax
 	lastBody           atomic.Pointer[[]byte]
+	bodies             bodyCounts
 	// firstAt and lastAt are the arrival times (unix nanoseconds) of the first and the latest
 	// request, so a client's achieved rate can be measured where the provider sees it.
 	firstAt, lastAt atomic.Int64
@@ -82,6 +83,7 @@ func (c *counters) reset(inFlight int64) {
 	c.maxInFlight.Store(inFlight)
 	c.window.reset()
 	c.lastBody.Store(nil)
+	c.bodies.reset()
 }
 
 func (c *counters) noteInFlight(n int64) {
@@ -129,6 +131,8 @@ type Stats struct {
 	ByProtocol map[string]ProtocolStats `json:"by_protocol"`
 	// Batch counts what the batch APIs received and did.
 	Batch BatchStats `json:"batch"`
+	// Bodies are the counts by request body, with count_bodies.
+	Bodies *BodyStats `json:"bodies"`
 }
 
 // ProtocolStats are the counts of one protocol's endpoint.
@@ -198,6 +202,10 @@ func (s *Server) stats() Stats {
 	}
 	if b := c.lastBody.Load(); b != nil {
 		st.LastBody = rawOrString(*b)
+	}
+	if s.cfg.Load().CountBodies {
+		b := c.bodies.stats()
+		st.Bodies = &b
 	}
 	return st
 }

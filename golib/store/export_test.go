@@ -11,3 +11,10 @@ func SetCommitEvery(d time.Duration) (restore func()) {
 	commitEvery = d
 	return func() { commitEvery = old }
 }
+
+// ForgetKept drops the answers kept in memory, as a new R session starts without them (tests only).
+func ForgetKept() {
+	keptMu.Lock()
+	defer keptMu.Unlock()
+	clear(keptInMemory)
+}

@@ -122,8 +122,12 @@ type Session struct {
 	Reused bool
 	// Previous is a completed run with the same fingerprint that this new run does not reuse.
 	Previous string
-	stored   map[string]Answer // answered jobs
-	billed   map[string]screen.Usage
+	// Written is how many answers kept from earlier calls (WriteKept) the claim wrote first.
+	Written int
+	stored  map[string]Answer // answered jobs
+	billed  map[string]screen.Usage
+	// answered counts the run's answered rows in the file: those loaded, and those committed since.
+	answered int
 
 	queue       chan Answer
 	written     chan struct{}
@@ -132,6 +136,8 @@ type Session struct {
 	onFail      func(error)
 	onCommitted func(indices []int)
 	closed      bool
+	// kept holds what the store did not take once a write failed.
+	kept keeper
 	// The writer's prepared statements (its goroutine only).
 	ins, log *sql.Stmt
 	// requests finds the answered job that already holds a request's body (the writer's only).
@@ -153,7 +159,7 @@ const maxSharedRequests = 1 << 16
 // share is the body to store for a's request and the job that holds it instead ("" when a holds
 // its own), with the body's hash for held. A job never points at itself.
 func (r *sharedRequests) share(a *Answer) (body []byte, from string, hash [sha256.Size]byte) {
-	if a.Request == nil {
+	if r == nil || a.Request == nil {
 		return nil, "", hash
 	}
 	hash = sha256.Sum256(a.Request)
@@ -166,7 +172,7 @@ func (r *sharedRequests) share(a *Answer) (body []byte, from string, hash [sha25
 // held records that a's row now holds the body of the given hash, once the row is written: a late
 // copy of a job answered already changes nothing, and its row may hold no body at all.
 func (r *sharedRequests) held(a *Answer, body []byte, hash [sha256.Size]byte) {
-	if body == nil || !a.Answered {
+	if r == nil || body == nil || !a.Answered {
 		return
 	}
 	if r.holders == nil || len(r.holders) >= maxSharedRequests {
@@ -189,6 +195,12 @@ var (
 // named run) or creates a new one, and makes this process its owner. A run that another live
 // process is writing is refused: the same jobs are never sent twice.
 func (s *Store) Claim(spec RunSpec) (*Session, error) {
+	// Answers an earlier call received but could not write go in first: the run then counts them
+	// as stored and sends none of those jobs again.
+	written, err := s.WriteKept()
+	if err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): claims are serialised
 	if err != nil {
@@ -209,7 +221,7 @@ func (s *Store) Claim(spec RunSpec) (*Session, error) {
 	exists := err == nil
 	host, pid := hostname(), myPid()
 	stamp := now()
-	session := &Session{store: s}
+	session := &Session{store: s, Written: written}
 	resume := exists && (spec.RunID != "" || spec.Reuse || found.status != StatusCompleted)
 	if resume {
 		if found.busy() {
@@ -342,6 +354,7 @@ func (s *Session) load() error {
 		a.ReceivedAt, _ = time.Parse(timeLayout, received)
 		s.stored[a.Key] = a
 	}
+	s.answered = len(s.stored)
 	if err := rows.Err(); err != nil {
 		return storeError(s.store.Path, "cannot be read", err)
 	}
@@ -361,24 +374,35 @@ func (s *Session) Stored(key string) (Answer, bool) {
 func (s *Session) StoredFailedUsage(key string) screen.Usage { return s.billed[key] }
 
 // Start begins committing saved answers; onFail is called once if a write fails, after which
-// nothing more is written (the answers stay in the run's memory and reach R). onCommitted, when
+// nothing more is written to the file: what is saved from then on (and the batch that failed)
+// is kept (kept.go) for the next call on the store to write in. onCommitted, when
 // set, is told the Index of every answer of each batch once that batch is committed: the run
 // need not keep those answers in memory any longer.
 func (s *Session) Start(onFail func(error), onCommitted func(indices []int)) {
 	s.onFail = onFail
 	s.onCommitted = onCommitted
+	s.kept = keeper{path: s.store.Path, runID: s.RunID}
 	s.queue = make(chan Answer, 4096)
 	s.written = make(chan struct{})
 	go s.write()
 }
 
 // Save queues a finished job; it is committed within milliseconds. Once the writer has ended
-// (after a failure) nothing more is queued, so that no job waits on a full queue.
+// (after a panic) the job is kept instead of queued, so that no job waits on a full queue.
 func (s *Session) Save(a Answer) {
 	select {
 	case s.queue <- a:
 	case <-s.written:
+		s.kept.keep([]Answer{a})
 	}
+}
+
+// Kept is how many answered jobs the store did not take and were kept instead, and where:
+// "journal" (beside the store, and in memory) or "memory" (this process alone).
+func (s *Session) Kept() (answers int, where string) {
+	keptMu.Lock()
+	defer keptMu.Unlock()
+	return s.kept.answers, s.kept.where()
 }
 
 // Err is the write failure, if any.
@@ -407,17 +431,7 @@ func (s *Session) write() {
 			// zero-latency run at a few thousand answers a second.
 			batch = append(batch[:0], a)
 			open := s.gather(&batch, maxBatch)
-			if s.Err() == nil {
-				err := s.insert(batch)
-				s.fail(err)
-				if err == nil && s.onCommitted != nil {
-					indices := make([]int, len(batch))
-					for i := range batch {
-						indices[i] = batch[i].Index
-					}
-					s.onCommitted(indices)
-				}
-			}
+			s.commit(batch)
 			clear(batch)
 			if !open {
 				return
@@ -428,6 +442,29 @@ func (s *Session) write() {
 				s.fail(err)
 			}
 		}
+	}
+}
+
+// commit writes a batch, or keeps it when the store failed (now or before).
+func (s *Session) commit(batch []Answer) {
+	committed := false
+	// Deferred, so that a panic of the writer keeps the batch too.
+	defer func() {
+		if !committed {
+			s.kept.keep(batch)
+		}
+	}()
+	if s.Err() != nil {
+		return
+	}
+	err := s.insert(batch)
+	s.fail(err)
+	if committed = err == nil; committed && s.onCommitted != nil {
+		indices := make([]int, len(batch))
+		for i := range batch {
+			indices[i] = batch[i].Index
+		}
+		s.onCommitted(indices)
 	}
 }
 
@@ -482,7 +519,7 @@ func (s *Session) fail(err error) {
 	if err == nil {
 		return
 	}
-	s.abort(storeError(s.store.Path, "could not record an answer; the run was stopped, and every answer it received is in the result", err))
+	s.abort(storeError(s.store.Path, "could not record an answer, so no further request was sent", err))
 }
 
 // abort records the first failure of the writer (a failed commit, or a panic) and tells the run.
@@ -546,37 +583,85 @@ func (s *Session) insert(batch []Answer) (err error) {
 		return err
 	}
 	defer tx.Rollback()
-	ins, log := tx.Stmt(insDB), tx.Stmt(logDB)
+	w := rowWriter{ins: tx.Stmt(insDB), log: tx.Stmt(logDB), requests: &s.requests}
 	for i := range batch {
-		a := &batch[i]
-		d := a.Decision
-		request, from, hash := s.requests.share(a)
-		res, err := ins.Exec(s.RunID, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
-			nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
-			nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
-			nullFloat(d.Confidence, a.Answered && d.HasConfidence), nullString(d.Arguments, a.Answered && d.Arguments != ""),
-			nullInt(a.Usage.Prompt, a.Answered), nullInt(a.Usage.Cached, a.Answered), nullInt(a.Usage.CacheWrite, a.Answered),
-			nullInt(a.Usage.Completion, a.Answered),
-			a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
-			nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
-			a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
-			nullString(bytesText(request), request != nil), nullString(bytesText(a.Response), a.Response != nil),
-			nullString(from, from != ""))
-		if err != nil {
+		if err := w.write(s.RunID, &batch[i]); err != nil {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			continue // the job was answered already; this late copy changes nothing
-		}
-		s.requests.held(a, request, hash)
-		for _, at := range a.Log {
-			if _, err = log.Exec(s.RunID, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
-				nullString(bytesText(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
-				return err
-			}
 		}
 	}
 	if _, err = tx.Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ? WHERE run_id = ?`, unixNow(), now(), s.RunID); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err == nil {
+		s.answered += w.answered
+	}
+	return err
+}
+
+// rowWriter writes answers with a transaction's statements.
+type rowWriter struct {
+	ins, log *sql.Stmt
+	requests *sharedRequests // nil: every answer holds its own request body
+	answered int             // answered rows written (not a late copy of one stored)
+}
+
+// write upserts one answer of run and its attempts.
+func (w *rowWriter) write(run string, a *Answer) error {
+	d := a.Decision
+	request, from, hash := w.requests.share(a)
+	res, err := w.ins.Exec(run, a.Key, a.Record, nullString(a.StudyID, a.StudyID != ""), a.PromptID, a.Model,
+		nullFloat(a.TopP, a.HasTopP), a.N, a.Answered,
+		nullString(d.Raw, a.Answered), nullInt(int64(d.Binary), a.Answered), nullString(d.Description, a.Answered && d.HasDescription),
+		nullFloat(d.Confidence, a.Answered && d.HasConfidence), nullString(d.Arguments, a.Answered && d.Arguments != ""),
+		nullInt(a.Usage.Prompt, a.Answered), nullInt(a.Usage.Cached, a.Answered), nullInt(a.Usage.CacheWrite, a.Answered),
+		nullInt(a.Usage.Completion, a.Answered),
+		a.Billed.Prompt, a.Billed.Cached, a.Billed.CacheWrite, a.Billed.Completion,
+		nullFloat(a.Price, a.HasPrice), nullString(a.Submodel, a.Submodel != ""), nullInt(int64(a.HTTPStatus), a.HTTPStatus != 0),
+		a.Attempts, nullFloat(a.RunTime, a.Answered), a.Took, a.ReceivedAt.UTC().Format(timeLayout), nullString(a.Error, a.Error != ""),
+		nullString(bytesText(request), request != nil), nullString(bytesText(a.Response), a.Response != nil),
+		nullString(from, from != ""))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // the job was answered already; this late copy changes nothing
+	}
+	w.requests.held(a, request, hash)
+	if a.Answered {
+		w.answered++
+	}
+	for _, at := range a.Log {
+		if _, err = w.log.Exec(run, a.Key, at.N, nullInt(int64(at.HTTPStatus), at.HTTPStatus != 0), nullString(at.Error, at.Error != ""),
+			nullString(bytesText(at.Response), at.Response != nil), at.At.UTC().Format(timeLayout), at.Took); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inTransaction runs f in one transaction, with a rowWriter of it, and commits when f succeeds.
+func (s *Store) inTransaction(f func(*sql.Tx, *rowWriter) error) error {
+	if insertHook != nil {
+		if err := insertHook(); err != nil {
+			return err
+		}
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins, err := tx.Prepare(insertAnswer)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	log, err := tx.Prepare(insertAttempt)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	if err := f(tx, &rowWriter{ins: ins, log: log}); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -595,8 +680,21 @@ func (s *Session) Close(status string) error {
 	if s.Err() != nil {
 		status = StatusStopped
 	}
+	if status == StatusCompleted && !s.allAnswered() {
+		status = StatusIncomplete
+	}
 	s.release(status)
 	return s.Err()
+}
+
+// allAnswered reports whether the store holds an answer for every job of the run: a run is
+// "completed" only then, whatever the call that ends it saw (screen_errors() sees only the jobs
+// it re-sends). Counted as the rows are written: a count of a million rows at the end would read
+// every page of the run.
+func (s *Session) allAnswered() bool {
+	var jobs int
+	err := s.store.db.QueryRow(`SELECT jobs FROM runs WHERE run_id = ?`, s.RunID).Scan(&jobs)
+	return err == nil && s.answered >= jobs
 }
 
 func (s *Session) release(status string) {

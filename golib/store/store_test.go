@@ -62,9 +62,15 @@ func claim(t *testing.T, path string, s RunSpec) *Session {
 	return sess
 }
 
+// withJobs is sp for a run of n jobs: a run is completed once the store holds n answers.
+func withJobs(sp RunSpec, n int) RunSpec {
+	sp.Jobs = n
+	return sp
+}
+
 func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.sqlite")
-	s := claim(t, path, spec("fp1"))
+	s := claim(t, path, withJobs(spec("fp1"), 2))
 	first := s.RunID
 	s.Save(answer(1, true))
 	s.Save(answer(2, false))
@@ -72,7 +78,7 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s = claim(t, path, spec("fp1"))
+	s = claim(t, path, withJobs(spec("fp1"), 2))
 	if s.RunID != first || !s.Resumed || s.Reused {
 		t.Fatalf("interrupted run not resumed (or taken for a completed one): %s resumed=%v reused=%v", s.RunID, s.Resumed, s.Reused)
 	}
@@ -121,7 +127,7 @@ func TestResumeKeepsAnswersAndRetriesFailures(t *testing.T) {
 
 func TestCompletedRunIsNotReusedUnlessAsked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.sqlite")
-	s := claim(t, path, spec("fp"))
+	s := claim(t, path, withJobs(spec("fp"), 1))
 	first := s.RunID
 	s.Save(answer(1, true))
 	s.Close(StatusCompleted)
@@ -407,5 +413,50 @@ func TestALateCopyDoesNotHoldARequest(t *testing.T) {
 		if got != body || !bodies.Valid[i] {
 			t.Errorf("log row %d: request body %q (valid %v), want the record's", i, got, bodies.Valid[i])
 		}
+	}
+}
+
+// A run is completed only when the store holds an answer for each of its jobs, whatever the call
+// that ends it says.
+func TestCompletedOnlyWithEveryAnswerStored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp")) // 3 jobs
+	s.Save(answer(1, true))
+	s.Save(answer(2, true))
+	st := closeAndReopen(t, s, path)
+	runs, _ := st.Runs()
+	if status, _ := runs.Col("status"); status.Str[0] != StatusIncomplete {
+		t.Fatalf("a run with 2 of 3 answers stored is %s", status.Str[0])
+	}
+}
+
+// The journal's answers go into their run once; a line cut short by a crash and the answers of a
+// run deleted meanwhile are left out, and the journal is removed once its answers are stored.
+func TestWriteKeptFromTheJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sqlite")
+	s := claim(t, path, spec("fp"))
+	run := s.RunID
+	s.Save(answer(1, true))
+	st := closeAndReopen(t, s, path)
+	lines := []keptAnswer{{RunID: run, Answer: answer(2, true)}, {RunID: "deleted-run", Answer: answer(1, true)},
+		{RunID: run, Answer: answer(2, true)}}
+	if err := appendJournal(JournalPath(st.Path), lines); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(JournalPath(st.Path), os.O_WRONLY|os.O_APPEND, 0o600)
+	f.WriteString(`{"run_id":"` + run + `","answer":{"Key":"3/1/m/-/1","Ans`)
+	f.Close()
+	if n, err := st.WriteKept(); err != nil || n != 1 {
+		t.Fatalf("wrote %d answers, %v", n, err)
+	}
+	tab, _ := st.Answers(run)
+	if tab.NumRows != 2 {
+		t.Fatalf("%d rows in the run, want 2", tab.NumRows)
+	}
+	if _, err := os.Stat(JournalPath(st.Path)); !os.IsNotExist(err) {
+		t.Fatalf("journal not removed: %v", err)
+	}
+	if n, err := st.WriteKept(); err != nil || n != 0 {
+		t.Fatalf("a second time: %d, %v", n, err)
 	}
 }
