@@ -369,6 +369,7 @@ test("waiting decisions: after a restart the old tab and the new one store a wai
   await savedIn(old);
   let rows = storeRows();
   assert.equal(eventsOf(rows, z, "ann").length, 1, "the waiting decision is stored once");
+  assert.ok(eventsOf(rows, z, "ann")[0].decision_id, "the decision's id is stored");
   assert.equal(currentOf(rows, z, "ann").decision, "Include");
 
   // Undo in the new tab takes back the decision itself.
