@@ -45,6 +45,20 @@ func current(t *testing.T, st *Store, run string) map[string]string {
 	return out
 }
 
+// wantCurrent fails the test at the given step unless the run's decisions are want.
+func wantCurrent(t *testing.T, st *Store, run string, step int, want map[string]string) {
+	t.Helper()
+	got := current(t, st, run)
+	if len(got) != len(want) {
+		t.Fatalf("step %d: decisions %v, want %v", step, got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("step %d: decisions %v, want %v", step, got, want)
+		}
+	}
+}
+
 func TestDecideAndUndo(t *testing.T) {
 	type step struct {
 		undo     string // reviewer who undoes; else a decision
@@ -75,15 +89,7 @@ func TestDecideAndUndo(t *testing.T) {
 		} else if _, err := st.Decide("run", reviewItem(s.id), Decision{Reviewer: s.who, Decision: s.decision, Note: s.note, Queue: "check"}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		got := current(t, st, "run")
-		if len(got) != len(s.want) {
-			t.Fatalf("step %d: decisions %v, want %v", i, got, s.want)
-		}
-		for k, v := range s.want {
-			if got[k] != v {
-				t.Fatalf("step %d: decisions %v, want %v", i, got, s.want)
-			}
-		}
+		wantCurrent(t, st, "run", i, s.want)
 	}
 	// Another run of the same store is untouched by all this.
 	if got := current(t, st, "other"); len(got) != 0 {
@@ -287,15 +293,7 @@ func TestDecisionIDIsStoredOnce(t *testing.T) {
 		if n := countEvents(t, st, "run_id = 'run'"); n != s.wantEvents {
 			t.Fatalf("step %d: %d events, want %d", i, n, s.wantEvents)
 		}
-		got := current(t, st, "run")
-		if len(got) != len(s.want) {
-			t.Fatalf("step %d: decisions %v, want %v", i, got, s.want)
-		}
-		for k, v := range s.want {
-			if got[k] != v {
-				t.Fatalf("step %d: decisions %v, want %v", i, got, s.want)
-			}
-		}
+		wantCurrent(t, st, "run", i, s.want)
 	}
 }
 
