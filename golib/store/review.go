@@ -114,13 +114,21 @@ func (s *Store) EnsureReview() error {
 	if _, err := s.db.Exec(reviewSchema); err != nil {
 		return storeError(s.Path, "cannot be set up for reviewing", err)
 	}
-	var has int
-	if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('review_events') WHERE name = 'decision_id'`).Scan(&has); err != nil {
+	hasID := func() (bool, error) {
+		var n int
+		err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('review_events') WHERE name = 'decision_id'`).Scan(&n)
+		return n > 0, err
+	}
+	has, err := hasID()
+	if err != nil {
 		return storeError(s.Path, "cannot be read", err)
 	}
-	if has == 0 {
+	if !has {
 		if _, err := s.db.Exec(`ALTER TABLE review_events ADD COLUMN decision_id TEXT`); err != nil {
-			return storeError(s.Path, "cannot be set up for reviewing", err)
+			// Another process (the app, or R beside it) may have added it a moment ago.
+			if has, _ = hasID(); !has {
+				return storeError(s.Path, "cannot be set up for reviewing", err)
+			}
 		}
 	}
 	if _, err := s.db.Exec(decisionIDIndex); err != nil {

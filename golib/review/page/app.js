@@ -289,6 +289,7 @@
     renderTop();
     renderProgress();
     renderCardDecision();
+    if (!S.online) showStatus("offline"); // its count of waiting decisions
     if (S.online && e.newValue === null) {
       clearTimeout(S.refreshTimer);
       S.refreshTimer = setTimeout(refresh, 300);
