@@ -254,9 +254,9 @@ screen_review_merge <- function(x, decisions = NULL, column = "human_review", re
 #'   an audit sample: `promptid`, `model`, `top_p`, `excludes` (the model's Excludes), `seed`,
 #'   `sampled` (records drawn), `reviewed` (drawn records with a decision), `found` (of them,
 #'   included by a reviewer), `unsure` (decided Unsure and by nobody Include), `share` ((found +
-#'   unsure) / reviewed), `share_upper` (the one-sided Clopper-Pearson upper bound of that share
-#'   in the whole Exclude pile, `qbeta(confidence, k + 1, reviewed - k)` with k = found + unsure,
-#'   1 when k = reviewed), `missed_upper` (`share_upper * excludes` rounded up: at most this many
+#'   unsure) / reviewed; NA when none is reviewed), `share_upper` (the one-sided Clopper-Pearson
+#'   upper bound of that share in the whole Exclude pile, `qbeta(confidence, k + 1, reviewed - k)`
+#'   with k = found + unsure, 1 when k = reviewed, so also when none is reviewed), `missed_upper` (`share_upper * excludes` rounded up: at most this many
 #'   includes among the Excludes) and `confidence`. An Unsure counts as a missed include: the
 #'   bound stays on the safe side. Sampling without replacement makes the binomial bound
 #'   conservative.
@@ -285,12 +285,13 @@ screen_review_audit <- function(x, reviewer = NULL, confidence = 0.95, store = N
     unsure <- sum(vapply(by, function(v) !"Include" %in% v && "Unsure" %in% v, logical(1)))
     n <- length(by)
     k <- found + unsure
-    upper <- if (n == 0) NA_real_ else if (k >= n) 1 else stats::qbeta(confidence, k + 1, n - k)
+    # k = n = 0 (nothing reviewed) falls in the first case: nothing bounds the missed share.
+    upper <- if (k >= n) 1 else stats::qbeta(confidence, k + 1, n - k)
     first <- items[items$group == g, , drop = FALSE][1, ]
     list(promptid = first$promptid, model = first$model, top_p = first$top_p,
       excludes = sum(excl$group == g), seed = spec$seed, sampled = nrow(s), reviewed = n, found = found,
       unsure = unsure, share = if (n > 0) k / n else NA_real_, share_upper = upper,
-      missed_upper = if (is.na(upper)) NA_real_ else ceiling(upper * sum(excl$group == g) - 1e-9),
+      missed_upper = ceiling(upper * sum(excl$group == g) - 1e-9),
       confidence = confidence)
   })
   out <- tibble::as_tibble(do.call(rbind.data.frame, c(rows, stringsAsFactors = FALSE)))

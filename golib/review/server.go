@@ -39,6 +39,7 @@ const (
 	maxBody     = 64 << 10
 	maxNote     = 10000
 	maxReviewer = 100
+	maxID       = 100
 )
 
 // item is what the server reads of a record of the page file; the rest is the page's.
@@ -250,10 +251,15 @@ func (s *Server) decide(r *http.Request) (any, error) {
 	if utf8.RuneCountInString(req.Note) > maxNote {
 		return nil, badRequest("the note is longer than %d characters", maxNote)
 	}
+	if utf8.RuneCountInString(req.ID) > maxID || strings.ContainsAny(req.ID, "\r\n\t") {
+		return nil, badRequest("the decision's id must be at most %d characters on one line", maxID)
+	}
 	if math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0) || req.Seconds < 0 {
 		req.Seconds = 0
 	}
-	req.Reviewer, req.Note = reviewer, strings.TrimSpace(req.Note)
+	req.Reviewer, req.Note, req.ID = reviewer, strings.TrimSpace(req.Note), strings.TrimSpace(req.ID)
+	// A decision sent again (its id is stored) is answered with the reviewer's decision now, which
+	// may be null: it was undone since.
 	d, err := s.store.Decide(s.runID, it, req)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,8 @@ func TestAPI(t *testing.T) {
 		{"unknown record", "POST", "/api/decide", "secret", js, `{"studyid":"9","group":"1/m/1","reviewer":"ann","decision":"Include"}`, 400, "no record"},
 		{"not a decision", "POST", "/api/decide", "secret", js, `{"studyid":"1","group":"1/m/1","reviewer":"ann","decision":"yes"}`, 400, "not a decision"},
 		{"no reviewer", "POST", "/api/decide", "secret", js, `{"studyid":"1","group":"1/m/1","reviewer":"  ","decision":"Include"}`, 400, "reviewer"},
+		{"id on two lines", "POST", "/api/decide", "secret", js, `{"id":"a\nb","studyid":"1","group":"1/m/1","reviewer":"ann","decision":"Include"}`, 400, "id"},
+		{"long id", "POST", "/api/decide", "secret", js, `{"id":"` + strings.Repeat("x", maxID+1) + `","studyid":"1","group":"1/m/1","reviewer":"ann","decision":"Include"}`, 400, "id"},
 		{"long note", "POST", "/api/decide", "secret", js, `{"studyid":"1","group":"1/m/1","reviewer":"ann","decision":"Include","note":"` + strings.Repeat("x", maxNote+1) + `"}`, 400, "note"},
 		{"too large", "POST", "/api/decide", "secret", js, `{"note":"` + strings.Repeat("x", maxBody) + `"}`, 413, "large"},
 		{"decide", "POST", "/api/decide", "secret", js, `{"studyid":"1","group":"1/m/1","reviewer":"ann","decision":"Include","seconds":3.5,"queue":"check"}`, 200, ""},
@@ -135,6 +137,42 @@ func TestDecisionsReachTheStoreAndTheState(t *testing.T) {
 	undone := out["undone"].(map[string]any)
 	if status != 200 || undone["studyid"] != "2" || undone["now"] != nil {
 		t.Fatalf("undo: %d %v", status, out)
+	}
+}
+
+// A page sends a waiting decision again after a restart, from each tab that holds it: the app
+// stores it once, answers every copy with the decision, and undo takes the decision back.
+func TestResentDecisionIsStoredOnce(t *testing.T) {
+	_, hs := newTestServer(t)
+	const js = "application/json"
+	first := `{"id":"d-1","studyid":"1","group":"1/m/1","reviewer":"ann","decision":"Include","queue":"check"}`
+	for i := 0; i < 3; i++ {
+		status, out, _ := call(t, hs, "POST", "/api/decide", "secret", js, first)
+		d, _ := out["decision"].(map[string]any)
+		if status != 200 || d == nil || d["decision"] != "Include" || d["studyid"] != "1" {
+			t.Fatalf("send %d: %d %v", i+1, status, out)
+		}
+	}
+	_, out, _ := call(t, hs, "GET", "/api/state", "secret", "", "")
+	if ds := out["decisions"].([]any); len(ds) != 1 {
+		t.Fatalf("decisions: %v", ds)
+	}
+	_, out, _ = call(t, hs, "POST", "/api/undo", "secret", js, `{"reviewer":"ann"}`)
+	if u, _ := out["undone"].(map[string]any); u == nil || u["studyid"] != "1" || u["now"] != nil {
+		t.Fatalf("undo after the resends should leave record 1 undecided: %v", out)
+	}
+	_, out, _ = call(t, hs, "POST", "/api/undo", "secret", js, `{"reviewer":"ann"}`)
+	if out["undone"] != nil {
+		t.Fatalf("a second undo found a copy of the decision: %v", out)
+	}
+	// A copy arriving after the undo does not bring the decision back.
+	status, out, _ := call(t, hs, "POST", "/api/decide", "secret", js, first)
+	if status != 200 || out["decision"] != nil {
+		t.Fatalf("late copy: %d %v", status, out)
+	}
+	_, out, _ = call(t, hs, "GET", "/api/state", "secret", "", "")
+	if ds := out["decisions"].([]any); len(ds) != 0 {
+		t.Fatalf("decisions after the undo: %v", ds)
 	}
 }
 

@@ -19,7 +19,9 @@ import (
 //
 // review_events is the append-only history (every decision, note change and undo is a row);
 // review_decisions is its fold, the reviewer's current decision per record and group, which is
-// what R reads. Both are written in one transaction per click.
+// what R reads. Both are written in one transaction per click. A decision carries the id the page
+// gave it when it was made (decision_id, unique in a run): a page that sends it again, because it
+// never saw the answer or because another tab of the same browser sends it too, adds no row.
 const reviewSchema = `
 CREATE TABLE IF NOT EXISTS review_events (
   event_id   INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -32,7 +34,8 @@ CREATE TABLE IF NOT EXISTS review_events (
   seconds    REAL,
   queue      TEXT,
   at         TEXT NOT NULL,
-  undone     INTEGER NOT NULL DEFAULT 0
+  undone     INTEGER NOT NULL DEFAULT 0,
+  decision_id TEXT
 );
 CREATE INDEX IF NOT EXISTS review_events_by_reviewer ON review_events (run_id, reviewer, event_id);
 CREATE TABLE IF NOT EXISTS review_decisions (
@@ -87,8 +90,10 @@ type ReviewItem struct {
 	Audit    bool // the item is in the run's audit sample
 }
 
-// Decision is a reviewer's current decision on an item.
+// Decision is a reviewer's current decision on an item. ID is the page's id of the click that
+// made it; empty from a page that gives none (each such click is then a new event).
 type Decision struct {
+	ID        string  `json:"id,omitempty"`
 	StudyID   string  `json:"studyid"`
 	Group     string  `json:"group"`
 	Reviewer  string  `json:"reviewer"`
@@ -99,42 +104,95 @@ type Decision struct {
 	DecidedAt string  `json:"decided_at"`
 }
 
-// EnsureReview creates the review tables when the file has none.
+// decisionIDIndex makes a decision id count once per run. SQLite's unique index lets any number
+// of NULLs through: the events of pages that give no id.
+const decisionIDIndex = `CREATE UNIQUE INDEX IF NOT EXISTS review_events_by_decision ON review_events (run_id, decision_id)`
+
+// EnsureReview creates the review tables when the file has none, and gives review_events of a
+// file made before decision ids their column.
 func (s *Store) EnsureReview() error {
 	if _, err := s.db.Exec(reviewSchema); err != nil {
+		return storeError(s.Path, "cannot be set up for reviewing", err)
+	}
+	hasID := func() (bool, error) {
+		var n int
+		err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('review_events') WHERE name = 'decision_id'`).Scan(&n)
+		return n > 0, err
+	}
+	has, err := hasID()
+	if err != nil {
+		return storeError(s.Path, "cannot be read", err)
+	}
+	if !has {
+		if _, err := s.db.Exec(`ALTER TABLE review_events ADD COLUMN decision_id TEXT`); err != nil {
+			// Another process (the app, or R beside it) may have added it a moment ago.
+			if has, _ = hasID(); !has {
+				return storeError(s.Path, "cannot be set up for reviewing", err)
+			}
+		}
+	}
+	if _, err := s.db.Exec(decisionIDIndex); err != nil {
 		return storeError(s.Path, "cannot be set up for reviewing", err)
 	}
 	return nil
 }
 
 // Decide records a decision (or a new note on it) as an event and as the reviewer's current
-// decision, in one transaction: when it returns nil the click is on disk.
-func (s *Store) Decide(runID string, item ReviewItem, d Decision) (Decision, error) {
+// decision, in one transaction: when it returns the click is on disk. It returns the reviewer's
+// decision on the item now: the one just made, or, when d.ID is already stored (the page sent the
+// click again), whatever that reviewer's decision is after it (nil if it was undone since), and
+// nothing is written.
+func (s *Store) Decide(runID string, item ReviewItem, d Decision) (*Decision, error) {
 	if !ValidDecision(d.Decision) {
-		return Decision{}, &Error{Class: "tabscreen_error_review", Message: fmt.Sprintf("%q is not a decision (Include, Exclude or Unsure)", d.Decision)}
+		return nil, &Error{Class: "tabscreen_error_review", Message: fmt.Sprintf("%q is not a decision (Include, Exclude or Unsure)", d.Decision)}
 	}
 	d.StudyID, d.Group, d.DecidedAt = item.StudyID, item.Group, now()
 	tx, err := s.db.Begin()
 	if err != nil {
-		return Decision{}, storeError(s.Path, "cannot be written", err)
+		return nil, storeError(s.Path, "cannot be written", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.Exec(`INSERT INTO review_events (run_id, studyid, grp, reviewer, decision, note, seconds, queue, at)
-		VALUES (?,?,?,?,?,?,?,?,?)`, runID, d.StudyID, d.Group, d.Reviewer, d.Decision, nullText(d.Note), d.Seconds, nullText(d.Queue), d.DecidedAt)
+	// Written first, so that the transaction takes the write lock before it reads anything.
+	res, err := tx.Exec(`INSERT INTO review_events (run_id, studyid, grp, reviewer, decision, note, seconds, queue, at, decision_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, decision_id) DO NOTHING`,
+		runID, d.StudyID, d.Group, d.Reviewer, d.Decision, nullText(d.Note), d.Seconds, nullText(d.Queue), d.DecidedAt, nullText(d.ID))
 	if err != nil {
-		return Decision{}, storeError(s.Path, "cannot be written", err)
+		return nil, storeError(s.Path, "cannot be written", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, storeError(s.Path, "cannot be written", err)
+	} else if n == 0 {
+		return currentDecision(tx, s.Path, runID, d.StudyID, d.Group, d.Reviewer)
 	}
 	event, err := res.LastInsertId()
 	if err != nil {
-		return Decision{}, storeError(s.Path, "cannot be written", err)
+		return nil, storeError(s.Path, "cannot be written", err)
 	}
 	if err := upsertDecision(tx, runID, item, d, event); err != nil {
-		return Decision{}, storeError(s.Path, "cannot be written", err)
+		return nil, storeError(s.Path, "cannot be written", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Decision{}, storeError(s.Path, "cannot be written", err)
+		return nil, storeError(s.Path, "cannot be written", err)
 	}
-	return d, nil
+	return &d, nil
+}
+
+// currentDecision is a reviewer's decision on an item, nil when there is none.
+func currentDecision(tx *sql.Tx, path, runID, studyid, group, reviewer string) (*Decision, error) {
+	d := Decision{StudyID: studyid, Group: group, Reviewer: reviewer}
+	var id sql.NullString
+	err := tx.QueryRow(`SELECT d.decision, coalesce(d.note, ''), coalesce(d.seconds, 0), coalesce(d.queue, ''), d.decided_at, e.decision_id
+		FROM review_decisions d LEFT JOIN review_events e ON e.event_id = d.event_id
+		WHERE d.run_id = ? AND d.studyid = ? AND d.grp = ? AND d.reviewer = ?`, runID, studyid, group, reviewer).
+		Scan(&d.Decision, &d.Note, &d.Seconds, &d.Queue, &d.DecidedAt, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeError(path, "cannot be read", err)
+	}
+	d.ID = id.String
+	return &d, nil
 }
 
 func upsertDecision(tx *sql.Tx, runID string, item ReviewItem, d Decision, event int64) error {

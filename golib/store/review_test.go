@@ -45,6 +45,20 @@ func current(t *testing.T, st *Store, run string) map[string]string {
 	return out
 }
 
+// wantCurrent fails the test at the given step unless the run's decisions are want.
+func wantCurrent(t *testing.T, st *Store, run string, step int, want map[string]string) {
+	t.Helper()
+	got := current(t, st, run)
+	if len(got) != len(want) {
+		t.Fatalf("step %d: decisions %v, want %v", step, got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("step %d: decisions %v, want %v", step, got, want)
+		}
+	}
+}
+
 func TestDecideAndUndo(t *testing.T) {
 	type step struct {
 		undo     string // reviewer who undoes; else a decision
@@ -75,15 +89,7 @@ func TestDecideAndUndo(t *testing.T) {
 		} else if _, err := st.Decide("run", reviewItem(s.id), Decision{Reviewer: s.who, Decision: s.decision, Note: s.note, Queue: "check"}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		got := current(t, st, "run")
-		if len(got) != len(s.want) {
-			t.Fatalf("step %d: decisions %v, want %v", i, got, s.want)
-		}
-		for k, v := range s.want {
-			if got[k] != v {
-				t.Fatalf("step %d: decisions %v, want %v", i, got, s.want)
-			}
-		}
+		wantCurrent(t, st, "run", i, s.want)
 	}
 	// Another run of the same store is untouched by all this.
 	if got := current(t, st, "other"); len(got) != 0 {
@@ -223,5 +229,103 @@ func TestAccessIsStablePerRun(t *testing.T) {
 	_, other, err := st.Access("other")
 	if err != nil || other == token {
 		t.Fatalf("another run shares the token: %v", err)
+	}
+}
+
+func countEvents(t *testing.T, st *Store, where string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := st.db.QueryRow(`SELECT count(*) FROM review_events WHERE `+where, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A page sends a click again when it never saw the answer, and two tabs of one browser may both
+// send it: the id stores it once, the resend is answered with the reviewer's decision now, and an
+// undo takes back the decision itself.
+func TestDecisionIDIsStoredOnce(t *testing.T) {
+	type step struct {
+		run, id, item string
+		decision      string // "" undoes ann's latest
+		wantNow       string // the answer: the decision now ("-": none)
+		wantEvents    int    // events of run "run"
+		want          map[string]string
+	}
+	steps := []step{
+		{run: "run", id: "a", item: "1", decision: Include, wantNow: Include, wantEvents: 1, want: map[string]string{"1/ann": "Include"}},
+		{run: "run", id: "a", item: "1", decision: Include, wantNow: Include, wantEvents: 1, want: map[string]string{"1/ann": "Include"}},
+		{run: "run", id: "b", item: "1", decision: Exclude, wantNow: Exclude, wantEvents: 2, want: map[string]string{"1/ann": "Exclude"}},
+		// A late copy of the first click changes nothing and says what holds now.
+		{run: "run", id: "a", item: "1", decision: Include, wantNow: Exclude, wantEvents: 2, want: map[string]string{"1/ann": "Exclude"}},
+		{run: "run", id: "c", item: "2", decision: Unsure, wantNow: Unsure, wantEvents: 3, want: map[string]string{"1/ann": "Exclude", "2/ann": "Unsure"}},
+		{run: "run", id: "c", item: "2", decision: Unsure, wantNow: Unsure, wantEvents: 3, want: map[string]string{"1/ann": "Exclude", "2/ann": "Unsure"}},
+		// After the resends, undo takes back the decision, not a copy of it.
+		{run: "run", wantEvents: 3, want: map[string]string{"1/ann": "Exclude"}},
+		{run: "run", id: "c", item: "2", decision: Unsure, wantNow: "-", wantEvents: 3, want: map[string]string{"1/ann": "Exclude"}},
+		{run: "run", wantEvents: 3, want: map[string]string{"1/ann": "Include"}},
+		// The same id in another run is that run's own decision.
+		{run: "other", id: "a", item: "1", decision: Unsure, wantNow: Unsure, wantEvents: 3, want: map[string]string{"1/ann": "Include"}},
+		// A page that gives no id makes an event per click, as before ids.
+		{run: "run", item: "3", decision: Include, wantNow: Include, wantEvents: 4, want: map[string]string{"1/ann": "Include", "3/ann": "Include"}},
+		{run: "run", item: "3", decision: Include, wantNow: Include, wantEvents: 5, want: map[string]string{"1/ann": "Include", "3/ann": "Include"}},
+	}
+	st := reviewStore(t)
+	for i, s := range steps {
+		if s.decision == "" {
+			if u, err := st.Undo(s.run, "ann", noItems); err != nil || u == nil {
+				t.Fatalf("step %d: undo %+v %v", i, u, err)
+			}
+		} else {
+			d, err := st.Decide(s.run, reviewItem(s.item), Decision{ID: s.id, Reviewer: "ann", Decision: s.decision})
+			if err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			if got := "-"; d != nil {
+				got = d.Decision
+				if got != s.wantNow || d.StudyID != s.item || d.Reviewer != "ann" {
+					t.Fatalf("step %d: answered %+v, want %s", i, d, s.wantNow)
+				}
+			} else if s.wantNow != "-" {
+				t.Fatalf("step %d: answered no decision, want %s", i, s.wantNow)
+			}
+		}
+		if n := countEvents(t, st, "run_id = 'run'"); n != s.wantEvents {
+			t.Fatalf("step %d: %d events, want %d", i, n, s.wantEvents)
+		}
+		wantCurrent(t, st, "run", i, s.want)
+	}
+}
+
+// A file whose review tables were made before decision ids gains the column and its unique index,
+// and keeps its events.
+func TestEnsureReviewAddsDecisionIDs(t *testing.T) {
+	st, err := OpenDurable(filepath.Join(t.TempDir(), "old.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.db.Exec(`CREATE TABLE review_events (
+  event_id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, studyid TEXT NOT NULL, grp TEXT NOT NULL,
+  reviewer TEXT NOT NULL, decision TEXT NOT NULL, note TEXT, seconds REAL, queue TEXT, at TEXT NOT NULL,
+  undone INTEGER NOT NULL DEFAULT 0);
+INSERT INTO review_events (run_id, studyid, grp, reviewer, decision, at) VALUES ('run', '1', '1/m/1', 'ann', 'Include', 'then')`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second time finds the column there
+		if err := st.EnsureReview(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := st.Decide("run", reviewItem("2"), Decision{ID: "x", Reviewer: "ann", Decision: Exclude}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := countEvents(t, st, "run_id = 'run'"); n != 2 {
+		t.Fatalf("%d events, want the old one and one for id x", n)
+	}
+	if n := countEvents(t, st, "decision_id = 'x'"); n != 1 {
+		t.Fatalf("%d events of id x", n)
 	}
 }

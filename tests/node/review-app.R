@@ -8,6 +8,7 @@
 #                                      DIR/returned-N.json once the reviewer presses Finish
 #   Rscript review-app.R check DIR     the decisions in SQLite and from screen_review_decisions(),
 #                                      and the audit, as JSON on stdout
+#   Rscript review-app.R events DIR    every event and current decision in SQLite, as JSON on stdout
 suppressPackageStartupMessages(library(tabscreen))
 args <- commandArgs(TRUE)
 what <- args[1]
@@ -66,4 +67,10 @@ if (what == "setup") {
     merged = as.list(table(merged$answer_data_aggregated$human_review, useNA = "always")),
     audit = as.data.frame(audit)
   ), dataframe = "rows", na = "null", auto_unbox = TRUE, digits = NA), "\n")
+} else if (what == "events") {
+  con <- DBI::dbConnect(RSQLite::SQLite(), file.path(dir, "store.sqlite"))
+  events <- DBI::dbGetQuery(con, "SELECT * FROM review_events ORDER BY event_id")
+  current <- DBI::dbGetQuery(con, "SELECT studyid, reviewer, decision, note FROM review_decisions ORDER BY event_id")
+  DBI::dbDisconnect(con)
+  cat(jsonlite::toJSON(list(events = events, current = current), dataframe = "rows", na = "null", auto_unbox = TRUE), "\n")
 }

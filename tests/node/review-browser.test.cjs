@@ -294,3 +294,114 @@ test("Finish returns the decisions to R, and every decision is in SQLite and the
   const annIncludes = [...expected].filter(([k, v]) => k.endsWith("|ann") && v.decision === "Include").length;
   assert.equal(check.merged["1"], annIncludes);
 });
+
+// ---- decisions waiting in the browser, shared by its tabs --------------------------------------
+// These start the app again on the same store (after Finish above, or alone with
+// --test-name-pattern "bundled data|waiting decisions") and read SQLite's events themselves.
+
+const storeRows = () => JSON.parse(rscript("events", work));
+const eventsOf = (rows, studyid, reviewer) => rows.events.filter((e) => e.studyid === studyid && e.reviewer === reviewer);
+const currentOf = (rows, studyid, reviewer) => rows.current.find((d) => d.studyid === studyid && d.reviewer === reviewer);
+// Every decision the tests below made, "studyid|reviewer": each must be one event in the store.
+const waited = new Set();
+
+// A tab in the background runs no animation frame, on which waitForFunction polls by default.
+const statusIs = (page, kind) => page.waitForFunction((k) => document.getElementById("status").classList.contains(k),
+  { timeout: 30000, polling: 100 }, kind);
+const offline = (page) => statusIs(page, "offline");
+const savedIn = (page) => statusIs(page, "saved");
+
+// A key goes to the tab in front: bring the tab there first.
+async function decideIn(page, key, reviewer) {
+  await page.bringToFront();
+  return decide(page, key, reviewer);
+}
+
+async function stopApp(app) {
+  app.proc.kill("SIGKILL");
+  await waitFor("the app to end", () => app.exited);
+}
+
+test("waiting decisions: two reviewers in two tabs with the app down, both decisions reach the store once", { skip }, async (t) => {
+  const app3 = await startApp(3);
+  const xena = await openPage(app3.url.replace("reviewer=ann", "reviewer=xena"), 1280);
+  const yann = await openPage(app3.url.replace("reviewer=ann", "reviewer=yann"), 1280);
+  await savedIn(xena);
+  await savedIn(yann);
+  await stopApp(app3);
+  const x = await decideIn(xena, "i", "xena");
+  await offline(xena);
+  await yann.bringToFront();
+  await yann.keyboard.press("ArrowRight");
+  const y = await decideIn(yann, "e", "yann");
+  await offline(yann);
+  assert.notEqual(x, y);
+  waited.add(x + "|xena").add(y + "|yann");
+  // Reviewer X leaves: the page said the decision is kept in this browser.
+  await xena.close();
+  const app4 = await startApp(4);
+  t.after(() => stopApp(app4));
+  // screen_review() opens a new tab, while Y's tab is still open.
+  const fresh = await openPage(app4.url, 1280);
+  await savedIn(fresh);
+  await savedIn(yann);
+  const rows = storeRows();
+  assert.equal(eventsOf(rows, x, "xena").length, 1, "X's decision, made in the tab since closed, is stored once");
+  assert.equal(eventsOf(rows, y, "yann").length, 1, "Y's decision is stored once");
+  assert.equal(currentOf(rows, x, "xena").decision, "Include");
+  assert.equal(currentOf(rows, y, "yann").decision, "Exclude");
+  await fresh.close();
+  await yann.close();
+});
+
+test("waiting decisions: after a restart the old tab and the new one store a waiting decision once, and undo takes it back", { skip }, async (t) => {
+  const app5 = await startApp(5);
+  const old = await openPage(app5.url, 1280);
+  await savedIn(old);
+  await stopApp(app5);
+  // After the tests above ann may have decided this record already: the new decision adds one event.
+  const z = await cardStudy(old);
+  let rows = storeRows();
+  const prior = currentOf(rows, z, "ann");
+  const earlier = eventsOf(rows, z, "ann");
+  assert.equal(await decideIn(old, "i", "ann"), z);
+  await offline(old);
+  const app6 = await startApp(6);
+  t.after(() => stopApp(app6));
+  const newer = await openPage(app6.url, 1280);
+  await savedIn(newer);
+  await savedIn(old);
+  rows = storeRows();
+  const added = eventsOf(rows, z, "ann").slice(earlier.length);
+  assert.equal(added.length, 1, "the waiting decision is stored once");
+  assert.ok(added[0].decision_id, "the decision's id is stored");
+  assert.equal(currentOf(rows, z, "ann").decision, "Include");
+
+  // Undo in the new tab takes back the decision itself.
+  await newer.bringToFront();
+  await newer.keyboard.press("z");
+  await newer.waitForFunction((id) => document.getElementById("card").getAttribute("data-studyid") === id, {}, z);
+  await savedIn(newer);
+  assert.equal(await yours(newer), prior ? prior.decision : null, "the page shows the decision before it");
+  rows = storeRows();
+  assert.deepEqual(currentOf(rows, z, "ann"), prior, "the store holds ann's decision before it on record " + z);
+  assert.deepEqual(eventsOf(rows, z, "ann").map((e) => e.undone), earlier.map((e) => e.undone).concat([1]));
+
+  // Every decision made in the tabs is in the store exactly once, and none waits any more.
+  for (const k of waited) {
+    const [studyid, reviewer] = k.split("|");
+    assert.equal(eventsOf(rows, studyid, reviewer).length, 1, k);
+  }
+  // A copy: a reviewer's event on a record the same as the one before it, both standing.
+  const copies = rows.events.filter((e, i) => {
+    const f = rows.events.slice(0, i).reverse().find((g) => g.studyid === e.studyid && g.reviewer === e.reviewer);
+    return f && !f.undone && !e.undone && f.decision === e.decision && (f.note || "") === (e.note || "");
+  });
+  assert.deepEqual(copies, [], "no decision is in the store twice");
+  for (const page of [old, newer]) {
+    const left = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("tabscreen-pending-")));
+    assert.deepEqual(left, []);
+  }
+  await old.close();
+  await newer.close();
+});

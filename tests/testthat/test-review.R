@@ -186,6 +186,11 @@ test_that("the audit reports the includes found and a Clopper-Pearson bound on t
   app <- local_review(res, audit = 5, seed = 2, reviewer = "ann")
   st <- review_state(app)
   audited <- st$studyid[vapply(st$queues, function(q) "audit" %in% q, logical(1))]
+  # Nothing reviewed yet: nothing is known of the Exclude pile, so the bound is all of it.
+  none <- screen_review_audit(res)
+  expect_equal(none$reviewed, 0L)
+  expect_equal(none$share_upper, 1)
+  expect_equal(none$missed_upper, none$excludes)
   decide(app, audited[1], "Include")
   decide(app, audited[2], "Exclude")
   decide(app, audited[3], "Exclude")

@@ -23,16 +23,20 @@
     meta: {},
     items: [],
     byKey: new Map(),
-    decisions: new Map(), // key -> Map(reviewer -> decision)
+    confirmed: new Map(), // key -> Map(reviewer -> decision): what the app said it holds
+    decisions: new Map(), // the same with the decisions still waiting on top: what the page shows
     reviewer: "",
     queue: "check",
     list: [],
     pos: 0,
     visibleMs: 0,
     shownAt: performance.now(),
-    outbox: [],
     pendingNotes: {},
-    sending: false,
+    flushing: null, // the promise of the sending under way
+    inFlight: null, // the id of the decision being sent
+    lastMade: 0,
+    answers: 0, // counts the app's answers that changed S.confirmed
+    refreshTimer: null,
     online: true,
     finished: false,
     retryTimer: null,
@@ -79,8 +83,66 @@
     try {
       localStorage.setItem(storageKey(what), JSON.stringify(value));
     } catch (e) {
-      /* storage full or off: the outbox still lives in memory */
+      /* storage full or off: the reviewer and queue are in the URL too */
     }
+  }
+
+  // Each decision waits under a key of its own until the app has it, so that the tabs of this
+  // browser (two reviewers, or a tab left open and the one screen_review() opens after a restart)
+  // add to the waiting decisions without writing over each other's. Any tab sends any of them;
+  // the id, made with the decision, lets the app store it once however many tabs send it.
+  const pendingPrefix = () => "tabscreen-pending-" + S.runId + "-";
+  const unstored = new Map(); // id -> decision, when this browser's storage refused it
+
+  function newId() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
+  }
+
+  // A decision to wait: its id, its run, and when it was made, which orders the waiting ones.
+  function waiting(d) {
+    S.lastMade = Math.max(Date.now(), S.lastMade + 1);
+    return Object.assign({}, d, { id: newId(), run: S.runId, made: S.lastMade });
+  }
+
+  function putPending(d) {
+    try {
+      localStorage.setItem(pendingPrefix() + d.id, JSON.stringify(d));
+    } catch (e) {
+      unstored.set(d.id, d); // storage full or off: it waits in this tab
+    }
+  }
+
+  function dropPending(id) {
+    unstored.delete(id);
+    try {
+      localStorage.removeItem(pendingPrefix() + id);
+    } catch (e) {
+      /* storage off: nothing there */
+    }
+  }
+
+  // Every tab's waiting decisions of this run, oldest first.
+  function pending() {
+    const out = new Map(unstored);
+    const prefix = pendingPrefix();
+    try {
+      for (let i = 0; i < localStorage.length; i++) {
+        const k = localStorage.key(i);
+        if (!k || !k.startsWith(prefix)) continue;
+        let d = null;
+        try {
+          d = JSON.parse(localStorage.getItem(k));
+        } catch (e) {
+          continue;
+        }
+        // Run "a"'s prefix also starts run "a-b"'s keys: the decision says whose it is.
+        if (d && d.run === S.runId && prefix + d.id === k && S.byKey.has(keyOf(d.studyid, d.group))) out.set(d.id, d);
+      }
+    } catch (e) {
+      /* storage off */
+    }
+    return Array.from(out.values()).sort((a, b) => a.made - b.made || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   // ---- talking to the app ----------------------------------------------------------------------
@@ -114,14 +176,25 @@
     return out;
   }
 
-  function setDecision(d, pending) {
+  function put(map, d, isPending) {
     const k = keyOf(d.studyid, d.group);
-    if (!S.decisions.has(k)) S.decisions.set(k, new Map());
-    S.decisions.get(k).set(d.reviewer, Object.assign({}, d, { pending: !!pending }));
+    if (!map.has(k)) map.set(k, new Map());
+    map.get(k).set(d.reviewer, Object.assign({}, d, { pending: isPending }));
   }
-  function clearDecision(studyid, group, reviewer) {
-    const m = S.decisions.get(keyOf(studyid, group));
+  function confirmed(d) {
+    S.answers++;
+    put(S.confirmed, d, false);
+  }
+  function unconfirmed(studyid, group, reviewer) {
+    S.answers++;
+    const m = S.confirmed.get(keyOf(studyid, group));
     if (m) m.delete(reviewer);
+  }
+  // What the page shows: what the app holds, with the decisions still waiting on top.
+  function rebuild() {
+    S.decisions = new Map();
+    for (const [k, m] of S.confirmed) S.decisions.set(k, new Map(m));
+    for (const d of pending()) put(S.decisions, d, true);
   }
   function mine(it) {
     const m = S.decisions.get(itemKey(it));
@@ -129,56 +202,61 @@
   }
 
   function applyServerDecisions(list) {
-    S.decisions = new Map();
-    for (const d of list) setDecision(d, false);
-    // Decisions not yet sent stay on top of what the app has.
-    for (const d of S.outbox) setDecision(d, true);
+    S.confirmed = new Map();
+    for (const d of list) confirmed(d);
+    rebuild();
   }
 
-  async function flush() {
-    if (S.sending) return;
-    S.sending = true;
-    try {
-      while (S.outbox.length > 0) {
-        const d = S.outbox[0];
-        showStatus("saving");
-        let out;
-        try {
-          out = await api("/api/decide", {
-            studyid: d.studyid, group: d.group, reviewer: d.reviewer, decision: d.decision,
-            note: d.note || "", seconds: d.seconds || 0, queue: d.queue,
-          });
-        } catch (e) {
-          if (e.offline || e.status >= 500) {
-            goOffline();
-            return;
-          }
-          // The app refused it (a record it does not know): no retry will change that.
-          S.outbox.shift();
-          save("outbox", S.outbox);
-          clearDecision(d.studyid, d.group, d.reviewer);
-          banner("A decision was refused by the app: " + e.message);
-          continue;
-        }
-        S.outbox.shift();
-        save("outbox", S.outbox);
-        const current = S.decisions.get(keyOf(d.studyid, d.group));
-        const later = S.outbox.some((o) => o.studyid === d.studyid && o.group === d.group && o.reviewer === d.reviewer);
-        if (!later || !current) setDecision(out.decision, false);
-        goOnline();
-      }
-      showStatus("saved");
-    } finally {
-      S.sending = false;
-      renderProgress();
-      renderCardDecision();
+  function flush() {
+    if (!S.flushing) {
+      S.flushing = sendWaiting().finally(() => {
+        S.flushing = null;
+        S.inFlight = null;
+        renderProgress();
+        renderCardDecision();
+      });
     }
+    return S.flushing;
+  }
+
+  async function sendWaiting() {
+    for (let d = pending()[0]; d; d = pending()[0]) {
+      S.inFlight = d.id;
+      showStatus("saving");
+      let out;
+      try {
+        out = await api("/api/decide", {
+          id: d.id, studyid: d.studyid, group: d.group, reviewer: d.reviewer, decision: d.decision,
+          note: d.note || "", seconds: d.seconds || 0, queue: d.queue,
+        });
+      } catch (e) {
+        // Not running, failing, or another app on its port (another run's token): wait for it.
+        if (e.offline || e.status >= 500 || e.status === 403) {
+          goOffline();
+          return;
+        }
+        // The app refused it (a record it does not know): no retry will change that.
+        dropPending(d.id);
+        rebuild();
+        banner("A decision was refused by the app: " + e.message);
+        continue;
+      }
+      dropPending(d.id);
+      // The reviewer's decision now: this one, or, for a decision the app had already (another
+      // tab sent it), what followed it there.
+      if (out.decision) confirmed(out.decision);
+      else unconfirmed(d.studyid, d.group, d.reviewer);
+      rebuild();
+      goOnline();
+    }
+    showStatus("saved");
   }
 
   function goOffline() {
     S.online = false;
     showStatus("offline");
-    banner("Not saved: the app is not running. " + (S.outbox.length === 1 ? "Your last decision is" : "Your last " + S.outbox.length + " decisions are") +
+    const n = pending().length;
+    banner("Not saved: the app is not running. " + (n === 1 ? "1 decision is" : n + " decisions are") +
       " kept in this browser and sent as soon as the app is back (run screen_review() again in R).");
     clearTimeout(S.retryTimer);
     S.retryTimer = setTimeout(reconnect, 2000);
@@ -201,6 +279,40 @@
     } catch (e) {
       S.retryTimer = setTimeout(reconnect, 2000);
     }
+  }
+
+  // Another tab of this browser made, sent or took back a waiting decision: show what waits now,
+  // and, for one that left, ask the app what it holds (the other tab may have sent it).
+  function onStorage(e) {
+    if (!S.runId || S.finished || (e.key !== null && !e.key.startsWith(pendingPrefix()))) return;
+    rebuild();
+    renderTop();
+    renderProgress();
+    renderCardDecision();
+    if (!S.online) showStatus("offline"); // its count of waiting decisions
+    if (S.online && e.newValue === null) {
+      clearTimeout(S.refreshTimer);
+      S.refreshTimer = setTimeout(refresh, 300);
+    }
+  }
+
+  async function refresh() {
+    // A state asked for before an answer to this tab's own sending or undo is older than it.
+    const seen = S.answers;
+    let st;
+    try {
+      st = await api("/api/state");
+    } catch (e) {
+      return; // the next click or reconnect tells
+    }
+    if (S.flushing || S.answers !== seen) {
+      S.refreshTimer = setTimeout(refresh, 300);
+      return;
+    }
+    applyServerDecisions(st.decisions || []);
+    renderTop();
+    renderProgress();
+    renderCardDecision();
   }
 
   // ---- queues ----------------------------------------------------------------------------------
@@ -286,14 +398,11 @@
     const before = mine(it);
     const note = k in S.pendingNotes ? S.pendingNotes[k] : (before ? before.note : "");
     delete S.pendingNotes[k];
-    const d = {
+    putPending(waiting({
       studyid: it.studyid, group: it.group, reviewer: S.reviewer, decision: value, note: note || "",
       seconds: secondsOnRecord(), queue: S.queue, decided_at: new Date().toISOString(),
-      previous: before ? Object.assign({}, before, { pending: undefined }) : null,
-    };
-    S.outbox.push(d);
-    save("outbox", S.outbox);
-    setDecision(d, true);
+    }));
+    rebuild();
     flush();
     if (S.queue === "conflicts") {
       // A settled conflict leaves the queue, and the next one moves into its place.
@@ -315,30 +424,29 @@
       render();
       return;
     }
-    const entry = {
+    putPending(waiting({
       studyid: it.studyid, group: it.group, reviewer: S.reviewer, decision: d.decision, note: text,
       seconds: d.seconds || 0, queue: d.queue || S.queue, decided_at: new Date().toISOString(),
-      previous: Object.assign({}, d, { pending: undefined }),
-    };
-    S.outbox.push(entry);
-    save("outbox", S.outbox);
-    setDecision(entry, true);
+    }));
+    rebuild();
     flush();
     render();
   }
 
   async function undo() {
     if (S.finished) return;
-    // A decision still waiting in this browser is taken back here; the app never saw it.
-    for (let i = S.outbox.length - 1; i >= 0; i--) {
-      const d = S.outbox[i];
-      if (d.reviewer !== S.reviewer || (S.sending && i === 0)) continue;
-      S.outbox.splice(i, 1);
-      save("outbox", S.outbox);
-      if (d.previous) setDecision(d.previous, S.outbox.some((o) => o.studyid === d.studyid && o.group === d.group));
-      else clearDecision(d.studyid, d.group, d.reviewer);
-      showUndone(d.studyid, d.group);
-      if (S.outbox.length === 0) showStatus(S.online ? "saved" : "offline");
+    // The reviewer's last decision still waiting in this browser is taken back here: the app
+    // never saw it. One on its way to the app is let arrive, and undone there.
+    const last = pending().filter((d) => d.reviewer === S.reviewer).pop();
+    if (last && last.id === S.inFlight && S.flushing) {
+      await S.flushing;
+      return undo();
+    }
+    if (last) {
+      dropPending(last.id);
+      rebuild();
+      showUndone(last.studyid, last.group);
+      if (pending().length === 0) showStatus(S.online ? "saved" : "offline");
       return;
     }
     if (!S.online) {
@@ -354,8 +462,9 @@
         flash("Nothing to undo.");
         return;
       }
-      if (u.now) setDecision(u.now, false);
-      else clearDecision(u.studyid, u.group, S.reviewer);
+      if (u.now) confirmed(u.now);
+      else unconfirmed(u.studyid, u.group, S.reviewer);
+      rebuild();
       showUndone(u.studyid, u.group);
     } catch (e) {
       if (e.offline) goOffline();
@@ -380,7 +489,8 @@
 
   async function finish() {
     if (S.finished) return;
-    if (S.outbox.length > 0) {
+    if (pending().length > 0) {
+      flush();
       banner("Some decisions are not saved yet; Finish once the status says Saved.");
       return;
     }
@@ -413,7 +523,7 @@
     const s = $("status");
     s.textContent = text;
     clearTimeout(flashTimer);
-    flashTimer = setTimeout(() => showStatus(S.outbox.length ? (S.online ? "saving" : "offline") : "saved"), 1500);
+    flashTimer = setTimeout(() => showStatus(pending().length ? (S.online ? "saving" : "offline") : "saved"), 1500);
   }
 
   function showStatus(kind) {
@@ -422,7 +532,7 @@
     s.textContent = {
       saved: "\u2713 Saved",
       saving: "Saving\u2026",
-      offline: "Not saved: app not running (" + S.outbox.length + " waiting)",
+      offline: "Not saved: app not running (" + pending().length + " waiting)",
       finished: "Finished",
       loading: "Loading\u2026",
     }[kind] || kind;
@@ -809,6 +919,7 @@
 
   function wire() {
     document.addEventListener("keydown", onKey);
+    window.addEventListener("storage", onStorage);
     // A printed record shows its prompt, which the page keeps folded.
     window.addEventListener("beforeprint", () => {
       for (const d of document.querySelectorAll("details")) d.open = true;
@@ -868,13 +979,22 @@
     S.meta = (st.page && st.page.meta) || {};
     S.items = (st.page && st.page.items) || [];
     S.byKey = new Map(S.items.map((it) => [itemKey(it), it]));
-    S.outbox = load("outbox", []).filter((d) => S.byKey.has(keyOf(d.studyid, d.group)));
+    // A page of an earlier version kept one list for all tabs, which each wrote whole.
+    const old = load("outbox", null);
+    if (Array.isArray(old)) {
+      for (const d of old) putPending(waiting(Object.assign({}, d, { previous: undefined, pending: undefined })));
+      try {
+        localStorage.removeItem(storageKey("outbox"));
+      } catch (e) {
+        /* storage off */
+      }
+    }
     applyServerDecisions(st.decisions || []);
     S.reviewer = params.get("reviewer") || load("reviewer", null) || S.meta.reviewer || "reviewer";
     document.title = "Review: " + (S.meta.title || S.runId);
     const q = params.get("queue") || load("queue", null) || S.meta.queue || "check";
     selectQueue(QUEUES.some((x) => x.id === q) ? q : "check");
-    if (S.outbox.length) flush();
+    if (pending().length) flush();
     else showStatus("saved");
   }
 
