@@ -26,7 +26,9 @@
 #'   `NULL`, invisibly; it never prints the key.
 #' @name api_keys
 #' @examples
-#' \dontshow{.old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET"), NA)}
+#' # (The example puts back at its end what these two variables held before.)
+#' old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET"), unset = NA)
+#'
 #' # Once: make an encryption key and keep it in .Renviron (here: MY_SECRET) ...
 #' Sys.setenv(MY_SECRET = httr2::secret_make_key())
 #' # ... and encrypt the API key with it; the encrypted text may live in your scripts.
@@ -35,7 +37,8 @@
 #' # In each session:
 #' set_api_key(httr2::secret_decrypt(encrypted, "MY_SECRET"))
 #' nchar(get_api_key())
-#' \dontshow{tabscreen:::restore_envvars(.old)}
+#'
+#' for (v in names(old)) if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
 NULL
 
 #' @rdname api_keys

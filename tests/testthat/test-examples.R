@@ -1,0 +1,74 @@
+# Every help page's example, as a user pastes it: in a fresh R session with no API key in the
+# environment, every line visible (no hidden setup), run without an error or a warning, and
+# nothing written to the user's own answer store.
+
+example_db <- function() {
+  db <- tools::Rd_db("tabscreen")
+  has_examples <- vapply(db, function(rd) {
+    any(vapply(rd, function(x) identical(attr(x, "Rd_tag"), "\\examples"), logical(1)))
+  }, logical(1))
+  db[has_examples]
+}
+
+# The Rd tags inside a page's \examples section.
+example_tags <- function(rd) {
+  ex <- rd[vapply(rd, function(x) identical(attr(x, "Rd_tag"), "\\examples"), logical(1))][[1]]
+  tags <- character()
+  walk <- function(x) {
+    tag <- attr(x, "Rd_tag")
+    if (!is.null(tag)) tags <<- c(tags, tag)
+    if (is.list(x)) for (y in x) walk(y)
+  }
+  walk(ex)
+  unique(tags)
+}
+
+test_that("every exported function has an example, and no example hides a line", {
+  db <- tools::Rd_db("tabscreen")
+  aliases <- unlist(lapply(db[names(example_db())], function(rd) {
+    unlist(lapply(rd[vapply(rd, function(x) identical(attr(x, "Rd_tag"), "\\alias"), logical(1))],
+                  as.character))
+  }))
+  exports <- getNamespaceExports("tabscreen")
+  expect_equal(setdiff(exports, aliases), character())
+  for (page in names(example_db())) {
+    hidden <- intersect(example_tags(example_db()[[page]]), c("\\dontshow", "\\dontrun", "\\donttest", "\\testonly"))
+    expect(length(hidden) == 0, sprintf("%s: the example hides code with %s", page, paste(hidden, collapse = ", ")))
+  }
+})
+
+test_that("every example runs when pasted into a fresh session without a key", {
+  skip_if_not_installed("callr")
+  user_data <- withr::local_tempdir()
+  keys <- c("PROVIDER_A_API_KEY", "PROVIDER_B_API_KEY", "PROVIDER_C_API_KEY", "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY", "MISTRAL_API_KEY")
+  env <- c(callr::rcmd_safe_env(), stats::setNames(rep("", length(keys)), keys),
+           R_USER_DATA_DIR = user_data, R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+  db <- example_db()
+  expect_gt(length(db), 15)
+  for (page in names(db)) {
+    code <- withr::local_tempfile(fileext = ".R")
+    tools::Rd2ex(db[[page]], code, commentDontrun = TRUE, commentDonttest = FALSE)
+    out <- tryCatch(callr::r(function(code) {
+      warnings <- character()
+      # As a user pastes it: the package attached, the code at the top level.
+      library(tabscreen)
+      withCallingHandlers(
+        source(code, local = globalenv(), echo = FALSE),
+        warning = function(w) {
+          warnings <<- c(warnings, conditionMessage(w))
+          invokeRestart("muffleWarning")
+        }
+      )
+      warnings
+    }, args = list(code = code), env = env, timeout = 120), error = function(e) e)
+    if (inherits(out, "error")) {
+      cause <- if (inherits(out$parent, "condition")) out$parent else out
+      expect(FALSE, sprintf("%s: the example failed: %s", page, conditionMessage(cause)))
+      next
+    }
+    expect(length(out) == 0, sprintf("%s: the example warned: %s", page, paste(out, collapse = "; ")))
+  }
+  # The examples keep their answers in temporary stores, never in the user's.
+  expect_equal(list.files(user_data, recursive = TRUE), character())
+})
