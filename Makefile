@@ -14,9 +14,12 @@ all: install
 deps:
 	@tools/install-deps.sh
 
+# The vignettes are built with the installed package into inst/doc (not in git) and installed with
+# it, so that vignette("tabscreen") works (tools/install-vignettes.R; nothing to do when up to date).
 install: deps
 	@mkdir -p $(R_LIB)
 	R CMD INSTALL --no-test-load --library=$(R_LIB) . >$(R_LIB)/.install.log 2>&1 || { cat $(R_LIB)/.install.log; exit 1; }
+	Rscript tools/install-vignettes.R $(R_LIB)
 	@echo "tabscreen installed into $(R_LIB)"
 
 docs: install
