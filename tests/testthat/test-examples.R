@@ -90,3 +90,29 @@ test_that("the vignette is installed, and shows every chunk but knitr's own sett
     expect_true(all(startsWith(trimws(body), "knitr::opts_chunk$set(")), label = rmd[start])
   }
 })
+
+test_that("the README's first screening runs without a key, as written", {
+  skip_if_not_installed("callr")
+  readme <- test_path("..", "..", "README.md")
+  skip_if_not(file.exists(readme), "README.md is not in the source package")
+  md <- readLines(readme, encoding = "UTF-8")
+  section <- match("## A first screening, without a key", md)
+  expect_false(is.na(section))
+  start <- section + match("```r", md[-seq_len(section)])
+  end <- start + match("```", md[-seq_len(start)])
+  code <- md[seq(start + 1L, end - 1L)]
+  keys <- c("PROVIDER_A_API_KEY", "OPENAI_API_KEY")
+  env <- c(callr::rcmd_safe_env(), stats::setNames(rep("", length(keys)), keys),
+           R_USER_DATA_DIR = withr::local_tempdir(),
+           R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+  out <- callr::r(function(code) {
+    exprs <- parse(text = code)
+    for (e in exprs) eval(e, globalenv())
+    list(class = class(res), rows = nrow(res$answer_data_aggregated),
+         answers = nrow(res$answer_data), fake_alive = fake$is_alive())
+  }, args = list(code = code), env = env, timeout = 120)
+  expect_true("llm" %in% out$class)
+  expect_equal(out$rows, 20)
+  expect_equal(out$answers, 60)
+  expect_false(out$fake_alive)
+})
