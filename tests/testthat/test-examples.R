@@ -73,21 +73,23 @@ test_that("every example runs when pasted into a fresh session without a key", {
   expect_equal(list.files(user_data, recursive = TRUE), character())
 })
 
-test_that("the vignette is installed, and shows every chunk but knitr's own settings", {
+test_that("the vignettes are installed, and show every chunk but knitr's own settings", {
   found <- utils::vignette(package = "tabscreen")$results
   expect_true("tabscreen" %in% found[, "Item"])
-  vig <- utils::vignette("tabscreen", package = "tabscreen")
-  doc <- file.path(vig$Dir, "doc")
-  expect_true(file.exists(file.path(doc, vig$PDF)))
-  expect_match(vig$PDF, "[.]html$")
-  # The installed source: a chunk that runs but is not shown may only set knitr's options.
-  rmd <- readLines(file.path(doc, vig$File), encoding = "UTF-8")
-  starts <- grep("^```\\{r", rmd)
-  hidden <- starts[grepl("include *= *FALSE|echo *= *FALSE", rmd[starts])]
-  for (start in hidden) {
-    end <- start + match(TRUE, startsWith(rmd[-seq_len(start)], "```"))
-    body <- rmd[seq(start + 1L, end - 1L)]
-    expect_true(all(startsWith(trimws(body), "knitr::opts_chunk$set(")), label = rmd[start])
+  for (name in found[, "Item"]) {
+    vig <- utils::vignette(name, package = "tabscreen")
+    doc <- file.path(vig$Dir, "doc")
+    expect_true(file.exists(file.path(doc, vig$PDF)), label = name)
+    expect_match(vig$PDF, "[.]html$")
+    # The installed source: a chunk that runs but is not shown may only set knitr's options.
+    rmd <- readLines(file.path(doc, vig$File), encoding = "UTF-8")
+    starts <- grep("^```\\{r", rmd)
+    hidden <- starts[grepl("include *= *FALSE|echo *= *FALSE", rmd[starts])]
+    for (start in hidden) {
+      end <- start + match(TRUE, startsWith(rmd[-seq_len(start)], "```"))
+      body <- rmd[seq(start + 1L, end - 1L)]
+      expect_true(all(startsWith(trimws(body), "knitr::opts_chunk$set(")), label = paste(name, rmd[start]))
+    }
   }
 })
 
