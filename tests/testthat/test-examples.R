@@ -61,7 +61,7 @@ test_that("every example runs when pasted into a fresh session without a key", {
         }
       )
       warnings
-    }, args = list(code = code), env = env, timeout = 120), error = function(e) e)
+    }, args = list(code = code), env = env, wd = withr::local_tempdir(), timeout = 120), error = function(e) e)
     if (inherits(out, "error")) {
       cause <- if (inherits(out$parent, "condition")) out$parent else out
       expect(FALSE, sprintf("%s: the example failed: %s", page, conditionMessage(cause)))
