@@ -93,6 +93,32 @@ test_that("the vignettes are installed, and show every chunk but knitr's own set
   }
 })
 
+test_that("the vignettes' code runs when pasted into a fresh session without a key", {
+  skip_if_not_installed("callr")
+  found <- utils::vignette(package = "tabscreen")$results
+  user_data <- withr::local_tempdir()
+  keys <- c("PROVIDER_A_API_KEY", "PROVIDER_B_API_KEY", "PROVIDER_C_API_KEY", "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY", "MISTRAL_API_KEY")
+  env <- c(callr::rcmd_safe_env(), stats::setNames(rep("", length(keys)), keys),
+           R_USER_DATA_DIR = user_data, R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+  for (name in found[, "Item"]) {
+    vig <- utils::vignette(name, package = "tabscreen")
+    code <- file.path(vig$Dir, "doc", vig$R)
+    expect_true(file.exists(code), label = paste(name, "has its R code installed"))
+    out <- tryCatch(callr::r(function(code) {
+      source(code, local = globalenv(), echo = FALSE)
+      TRUE
+    }, args = list(code = code), env = env, wd = withr::local_tempdir(), timeout = 300), error = function(e) e)
+    if (inherits(out, "error")) {
+      cause <- if (inherits(out$parent, "condition")) out$parent else out
+      expect(FALSE, sprintf("vignette %s failed: %s", name, conditionMessage(cause)))
+    } else {
+      expect_true(out)
+    }
+  }
+  expect_equal(list.files(user_data, recursive = TRUE), character())
+})
+
 test_that("the README's first screening runs without a key, as written", {
   skip_if_not_installed("callr")
   readme <- test_path("..", "..", "README.md")
