@@ -89,21 +89,23 @@ utils::globalVariables("human_code")
 #'   with stated confidence, [plot.llm()].
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' # 20 records of the bundled data (10 included, 10 excluded by the review's screeners), screened
 #' # three times each by the local stand-in provider.
 #' pilot <- filges2015_dat[c(1:10, 181:190), ]
 #' res <- tabscreen_a.tools(
 #'   pilot, prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 3, progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 3, progress = FALSE, messages = FALSE
 #' )
 #' screen_analyzer(res, human_decision = human_code)
 #'
 #' # Every measure, and the human decision given as a string
 #' all <- screen_analyzer(res, "human_code", key_result = FALSE)
 #' all[, c("rule", "cutoff", "TP", "FP", "TN", "FN", "F2", "mcc", "wss95")]
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 screen_analyzer <- function(x, human_decision = human_code, key_result = TRUE, ..., conf_level = 0.95) {
   call <- rlang::current_env()
   rlang::check_dots_empty(call = call)

@@ -31,7 +31,9 @@
 #'   `NULL`, invisibly; it never prints the key.
 #' @name api_keys
 #' @examples
-#' \dontshow{.old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET", "OPENAI_API_KEY"), NA)}
+#' # (The example puts back at its end what these three variables held before.)
+#' old <- Sys.getenv(c("PROVIDER_A_API_KEY", "MY_SECRET", "OPENAI_API_KEY"), unset = NA)
+#'
 #' # Once: make an encryption key and keep it in .Renviron (here: MY_SECRET) ...
 #' Sys.setenv(MY_SECRET = httr2::secret_make_key())
 #' # ... and encrypt the API key with it; the encrypted text may live in your scripts.
@@ -46,7 +48,8 @@
 #' Sys.unsetenv("PROVIDER_A_API_KEY")
 #' Sys.setenv(OPENAI_API_KEY = "sk-example-not-a-key")
 #' nchar(get_api_key())
-#' \dontshow{tabscreen:::restore_envvars(.old)}
+#'
+#' for (v in names(old)) if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
 NULL
 
 #' @rdname api_keys

@@ -49,17 +49,18 @@ batch_state <- new.env(parent = emptyenv())
 #'   provider) and `batches` (the run's batches, as [screen_store_batches()] gives them).
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start(batches = TRUE)}
+#' # A local stand-in for the provider, with its batch API: random decisions.
+#' fake <- fake_provider(batches = TRUE)
 #' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
 #' res <- screen_batch(tabscreen_a.tools,
 #'   filges2015_dat[1:4, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, progress = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", progress = FALSE
 #' )
 #' res$price_data
 #' screen_store()[c("run_id", "status", "batches")]
 #' options(old)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
 screen_batch <- function(screening, ..., wait = TRUE) {
   call <- rlang::current_env()
   letter <- batch_provider(screening, call)
@@ -142,17 +143,18 @@ print.tabscreen_batch <- function(x, ...) {
 #' @return The number of batches cancelled, invisibly.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start(batches = TRUE, batch_delay_ms = 60000)}
+#' # A local stand-in for the provider (random decisions) whose batches take a minute.
+#' fake <- fake_provider(batches = TRUE, batch_delay_ms = 60000)
 #' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
 #' sent <- screen_batch(tabscreen_a.tools,
 #'   filges2015_dat[1:4, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, progress = FALSE, wait = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", progress = FALSE, wait = FALSE
 #' )
-#' screen_batch_cancel(sent)
+#' screen_batch_cancel(sent, api_key = "not-a-real-key")
 #' screen_store_batches(sent$run_id)
 #' options(old)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
 screen_batch_cancel <- function(run_id, store = NULL, api_key = NULL) {
   call <- rlang::current_env()
   if (inherits(run_id, "tabscreen_batch")) {

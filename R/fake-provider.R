@@ -2,8 +2,9 @@
 # own core library in a child R process, so that the package installs no second program) that
 # speaks a provider's wire protocol strictly: it validates every request against the provider's
 # published specification, answers with a tool call whose arguments it derives from the request's
-# own tool schema, and injects the failures a real service shows. Internal: used by the tests, examples
-# and the demo. It binds 127.0.0.1 only and never contacts a real provider.
+# own tool schema, and injects the failures a real service shows. Exported as fake_provider() for
+# users, examples and the vignette; the tests and the demo use it too. It binds 127.0.0.1 only and
+# never contacts a real provider.
 #
 # Settings (named arguments of fake_provider_start() and $configure(); see
 # golib/fakeprovider/config.go for the full list):
@@ -114,7 +115,86 @@ fake_provider_available <- function() {
   tryCatch(length(fake_provider_command()) > 0L, tabscreen_error_fake = function(e) FALSE)
 }
 
-# Start a fake provider on a free port of 127.0.0.1. `...` are settings (see above).
+#' A local stand-in for the providers, to try tabscreen without a key
+#'
+#' Starts a small server on your own computer (on 127.0.0.1, a port chosen by the system) that
+#' speaks the protocols of the three providers: point a screening function's `api_url` at it and
+#' everything runs as it would with a real provider (requests, pacing, retries, the answer store,
+#' prices, batches), with any non-empty string as the key. It is what the examples, the vignette
+#' and the package's tests talk to.
+#'
+#' **Its decisions are random**, drawn with the weights of `decisions` (by default every answer the
+#' tool allows equally often); they say nothing about how well any model screens, so use it to learn the
+#' package and to test your scripts, not to screen. **Nothing leaves your computer**: the server
+#' listens on 127.0.0.1 only and never contacts a provider, and nothing is paid (the prices in the
+#' results are what the same tokens would cost).
+#'
+#' The server runs in a child process of your R session and ends with it, when the object is
+#' garbage-collected, or with `$stop()`.
+#'
+#' @param ... Settings, by name. The ones a user may want:
+#'   * `seed`: a number, for the same random decisions every time.
+#'   * `decisions`: the weights of the answers, e.g. `list("1" = 0.3, "0" = 0.7)` (include,
+#'     exclude; `"1.1"` is "uncertain", for tools that allow it).
+#'   * `latency_ms`: milliseconds before each answer (default 0).
+#'   * `rpm`: a rate limit, enforced with 429 answers as a provider does.
+#'   * `faults`: the share of requests that fail, by kind, e.g. `list("500" = 0.1, "429" = 0.05)`.
+#'   * `fail_matching`: fail every request whose text contains a string, e.g.
+#'     `list(list(substring = "Selective Mutism", kind = "503"))` (an outage for some records).
+#'   * `batches = TRUE`: serve the three batch APIs, for [screen_batch()];
+#'     `batch_delay_ms`: how long a batch takes.
+#'
+#'   The object's `$configure()` changes them while the server runs. Every setting is described
+#'   in the source package (`golib/fakeprovider/config.go`).
+#' @return An object of class `tabscreen_fake_provider`, a list with
+#'   * `url`: the URL for provider A's [tabscreen_a.tools()], `url_b` for [tabscreen_b()] and
+#'     `url_c` for [tabscreen_c()] (pass it as `api_url`);
+#'   * `stop()`: stops the server;
+#'   * `configure(...)`: changes settings (`.replace = TRUE` puts the others back to their
+#'     defaults);
+#'   * `stats()`: counts of the requests received, by protocol and status;
+#'   * `requests(n)`: the last `n` requests as received (keys replaced by their length);
+#'   * `reset()`: zeroes the counts.
+#' @seealso `vignette("tabscreen")`, which screens the bundled references against it.
+#' @export
+#' @examples
+#' library(tabscreen)
+#' fake <- fake_provider(seed = 1)
+#' fake
+#'
+#' # Keep the example's answers out of your own answer store.
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
+#'
+#' res <- tabscreen_a.tools(
+#'   filges2015_dat[1:10, ],
+#'   prompt = "Is this study about functional family therapy for young people who use drugs?",
+#'   title = title, abstract = abstract,
+#'   api_url = fake$url,          # the local stand-in instead of the provider
+#'   api_key = "not-a-real-key"   # any string: the stand-in takes every key
+#' )
+#' res$answer_data_aggregated[, c("studyid", "incl_p", "final_decision_llm")]
+#' fake$stats()$answered
+#'
+#' fake$stop()
+#' options(old)
+fake_provider <- function(...) {
+  fake_provider_start(...)
+}
+
+#' @export
+print.tabscreen_fake_provider <- function(x, ...) {
+  state <- if (x$is_alive()) "running" else "stopped"
+  cli::cat_line("Local fake provider at http://127.0.0.1:", x$port, " (", state, ")")
+  cli::cat_line("  provider A, tabscreen_a.tools(): api_url = ", x$url)
+  cli::cat_line("  provider B, tabscreen_b():       api_url = ", x$url_b)
+  cli::cat_line("  provider C, tabscreen_c():       api_url = ", x$url_c)
+  cli::cat_line("Its decisions are random; nothing leaves this computer. Any key is accepted.")
+  invisible(x)
+}
+
+# Start a fake provider on a free port of 127.0.0.1. `...` are settings (see above). The tests call
+# this name, which also takes `.bin` (a program to serve it, see fake_provider_command()) and
+# `.timeout` (seconds to wait for the port).
 # One server serves the three protocols (the path picks one). Returns a list:
 #   $url        provider A's chat completions URL, http://127.0.0.1:PORT/v1/chat/completions
 #   $base_url   http://127.0.0.1:PORT/v1

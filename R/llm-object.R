@@ -237,16 +237,18 @@ cache_rows <- function(price) {
 #' @return `x`, invisibly.
 #' @name print.llm
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[1:5, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 2, progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 2, progress = FALSE, messages = FALSE
 #' )
 #' res
 #' res$answer_data
 #' res$answer_data_aggregated
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 NULL
 
 #' @rdname print.llm

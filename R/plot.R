@@ -26,19 +26,21 @@
 #' @importFrom rlang .data
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' pilot <- filges2015_dat[c(1:10, 181:190), ]
 #' res <- tabscreen_a.tools(
 #'   pilot, prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 4, progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 4, progress = FALSE, messages = FALSE
 #' )
 #' if (requireNamespace("ggplot2", quietly = TRUE)) {
 #'   print(plot(res, human_decision = human_code))
 #'   print(plot(res, type = "thresholds"))
 #'   print(plot(res, type = "price"))
 #' }
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 plot.llm <- function(x, type = c("incl_p", "thresholds", "price"), human_decision = NULL, ...) {
   call <- rlang::current_env()
   type <- if (missing(type)) "incl_p" else type

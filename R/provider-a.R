@@ -274,21 +274,22 @@
 #'   [api_keys], [print.llm()].
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' prompt <- paste(
 #'   "Evaluate whether the study examines Functional Family Therapy (FFT) for young people",
 #'   "in treatment for non-opioid drug use. Include reviews and studies of any design."
 #' )
 #'
-#' # The key is read from PROVIDER_A_API_KEY (see ?set_api_key). The examples talk to a local
-#' # stand-in for the provider, at fake$url; leave api_url out to use the real one.
+#' # The examples talk to the local stand-in, which takes any key. For a real screening, leave
+#' # out api_url and api_key: the key is then read from PROVIDER_A_API_KEY (see ?set_api_key).
 #' res <- tabscreen_a.tools(
 #'   data = filges2015_dat[1:10, ],
 #'   prompt = prompt,
 #'   studyid = studyid,
 #'   title = title,
 #'   abstract = abstract,
-#'   api_url = fake$url
+#'   api_url = fake$url, api_key = "not-a-real-key"
 #' )
 #' res
 #' res$answer_data
@@ -297,7 +298,7 @@
 #' # Ten repetitions, aggregated, with reasons.
 #' res10 <- tabscreen_a.tools(
 #'   filges2015_dat[1:10, ], prompt, studyid, title, abstract,
-#'   api_url = fake$url, reps = 10, decision_description = TRUE,
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 10, decision_description = TRUE,
 #'   incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.2, progress = FALSE
 #' )
 #' res10$answer_data_aggregated
@@ -318,11 +319,12 @@
 #' )
 #' res_tool <- tabscreen_a.tools(
 #'   filges2015_dat[1:5, ], prompt, studyid, title, abstract,
-#'   api_url = fake$url, tools = list(tool), tool_choice = "screening_decision",
-#'   progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", tools = list(tool),
+#'   tool_choice = "screening_decision", progress = FALSE, messages = FALSE
 #' )
 #' res_tool$answer_data$decision_llm
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
                               api_url = "https://api.openai.com/v1/chat/completions",
                               model = "gpt-6-luna", role = "user", tools = NULL, tool_choice = NULL,

@@ -161,21 +161,22 @@
 #'   [rate_limits_per_minute()], [model_prizes], [api_keys].
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' prompt <- paste(
 #'   "Evaluate whether the study examines Functional Family Therapy (FFT) for young people",
 #'   "in treatment for non-opioid drug use. Include reviews and studies of any design."
 #' )
 #'
-#' # The key is read from PROVIDER_B_API_KEY. The examples talk to a local stand-in for the
-#' # provider, at fake$url_b; leave api_url out to use the real one.
+#' # The examples talk to the local stand-in, which takes any key. For a real screening, leave
+#' # out api_url and api_key: the key is then read from PROVIDER_B_API_KEY (see ?set_api_key).
 #' res <- tabscreen_b(
 #'   data = filges2015_dat[1:10, ],
 #'   prompt = prompt,
 #'   studyid = studyid,
 #'   title = title,
 #'   abstract = abstract,
-#'   api_url = fake$url_b
+#'   api_url = fake$url_b, api_key = "not-a-real-key"
 #' )
 #' res
 #' res$answer_data
@@ -183,7 +184,7 @@
 #' # Five repetitions with the model's confidence, aggregated.
 #' res5 <- tabscreen_b(
 #'   filges2015_dat[1:10, ], prompt, studyid, title, abstract,
-#'   api_url = fake$url_b, reps = 5, confidence = TRUE,
+#'   api_url = fake$url_b, api_key = "not-a-real-key", reps = 5, confidence = TRUE,
 #'   incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.2, progress = FALSE
 #' )
 #' res5$answer_data_aggregated[, c("studyid", "incl_p", "final_decision_llm", "mean_confidence")]
@@ -200,10 +201,12 @@
 #' )
 #' res_tool <- tabscreen_b(
 #'   filges2015_dat[1:5, ], prompt, studyid, title, abstract,
-#'   api_url = fake$url_b, tools = list(tool), progress = FALSE, messages = FALSE
+#'   api_url = fake$url_b, api_key = "not-a-real-key", tools = list(tool),
+#'   progress = FALSE, messages = FALSE
 #' )
 #' res_tool$answer_data$decision_llm
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https://api.anthropic.com",
                         model = "claude-haiku-5-5", role = "user", tools = NULL, time_info = TRUE,
                         token_info = TRUE, api_key = get_api_key_b(), max_tries = 16, max_tokens = 1024,

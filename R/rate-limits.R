@@ -35,11 +35,12 @@
 #'   resets as the provider sent them, `NA` for provider C).
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
-#' rate_limits_per_minute(c("gpt-6-luna", "gpt-5.6-luna"), api_url = fake$url)
-#' rate_limits_per_minute("claude-haiku-5-5", AI_tool = "b", api_url = fake$url_b)
-#' rate_limits_per_minute(AI_tool = "c", api_url = fake$url_c)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' key <- "not-a-real-key"   # the stand-in takes any key; leave api_key out for a real one
+#' rate_limits_per_minute(c("gpt-6-luna", "gpt-5.6-luna"), api_url = fake$url, api_key = key)
+#' rate_limits_per_minute("claude-haiku-5-5", AI_tool = "b", api_url = fake$url_b, api_key = key)
+#' rate_limits_per_minute(AI_tool = "c", api_url = fake$url_c, api_key = key)
+#' fake$stop()
 rate_limits_per_minute <- function(model = "gpt-6-luna", AI_tool = "a", api_key = get_api_key(),
                                    api_url = "https://api.openai.com/v1/chat/completions") {
   call <- rlang::current_env()

@@ -592,13 +592,14 @@ ref_column_order <- function(names, source_col) {
 #' @seealso [read_refs()].
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' refs <- read_refs(system.file("extdata", "fft_include.ris", package = "tabscreen"))
 #'
 #' # Screen a few references (here with a local stand-in for the provider) ...
 #' res <- tabscreen_a.tools(
 #'   refs[1:4, ], prompt = "Is this study about functional family therapy?",
-#'   title = title, abstract = abstract, api_url = fake$url, reps = 2,
+#'   title = title, abstract = abstract, api_url = fake$url, api_key = "not-a-real-key", reps = 2,
 #'   progress = FALSE, messages = FALSE
 #' )
 #'
@@ -615,7 +616,8 @@ ref_column_order <- function(names, source_col) {
 #'
 #' # References without screening results.
 #' write_refs(refs, tempfile(fileext = ".ris"))
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 write_refs <- function(x, file, format = c("ris", "csv"), ...) {
   call <- rlang::current_env()
   if (...length() > 0) {

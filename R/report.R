@@ -51,18 +51,20 @@
 #' @seealso [screen_errors()] to re-send the requests that failed.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' # Ten records the review's screeners excluded and ten they included, each asked three times.
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[c(1:10, 181:190), ],
 #'   prompt = "Is this study about functional family therapy for young people who use drugs?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 3, decision_description = TRUE,
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 3, decision_description = TRUE,
 #'   progress = FALSE, messages = FALSE
 #' )
 #' path <- screen_report(res, human_decision = human_code, open = FALSE)
 #' basename(path)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 #'
 #' # An aggregated table read back from a file: seven references that humans included and a
 #' # model excluded (from the package AIscreenR).

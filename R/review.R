@@ -107,12 +107,14 @@
 #' @seealso [screen_report()] for a printable list of the disagreements.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[c(1:10, 181:190), ],
 #'   prompt = "Is this study about functional family therapy for young people who use drugs?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 3, incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.3,
+#'   api_url = fake$url, api_key = "not-a-real-key",
+#'   reps = 3, incl_cutoff_upper = 0.5, incl_cutoff_lower = 0.3,
 #'   progress = FALSE, messages = FALSE
 #' )
 #' # The Check records, and an audit of 5 of the model's Excludes.
@@ -127,7 +129,8 @@
 #' # Back in R: the decisions as a column of human decisions, and the audit.
 #' res <- screen_review_merge(res)
 #' screen_review_audit(res)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 screen_review <- function(x, human_decision = NULL, queue = c("check", "disagreements", "audit", "all", "conflicts"),
                           reviewer = NULL, audit = NULL, seed = NULL, highlight = NULL, title = NULL, store = NULL,
                           port = NULL, open = interactive(), wait = interactive()) {

@@ -29,21 +29,23 @@
 #'   once the arguments have been checked.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' # The local stand-in provider fails every request for one title.
 #' fake$configure(fail_matching = list(list(substring = "Selective Mutism", kind = "500")))
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[1:5, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, max_tries = 2, progress = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", max_tries = 2, progress = FALSE
 #' )
 #' res$error_data
 #'
 #' # Once the cause is gone, send the failed requests again.
 #' fake$configure(fail_matching = list())
-#' res <- screen_errors(res)
+#' res <- screen_errors(res, api_key = "not-a-real-key")
 #' res
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds = NULL, is_transient = NULL,
                           backoff = NULL, after = NULL, progress = NULL, messages = NULL, ...) {
   call <- rlang::current_env()

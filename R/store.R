@@ -93,13 +93,13 @@
 #'   `screen_store_delete()`: the number of runs deleted, invisibly.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
 #' # Keep this example's answers in a file of its own.
 #' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[1:3, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, progress = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", progress = FALSE
 #' )
 #' screen_store()
 #' screen_store_answers(res)
@@ -108,7 +108,7 @@
 #' cat(substr(log$request_body[1], 1, 200))
 #' screen_store_delete(res)
 #' options(old)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
 screen_store <- function(store = NULL) {
   path <- store_file(store)
   if (!file.exists(path)) return(empty_runs())

@@ -27,16 +27,19 @@
 #' @seealso [print.llm()], [plot.llm()], [screen_analyzer()] for agreement with human decisions.
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[1:10, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 3, progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 3, progress = FALSE, messages = FALSE
 #' )
 #' s <- summary(res)
 #' s
 #' s$final_include
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#'
+#' fake$stop()
+#' options(old)
 summary.llm <- function(object, ...) {
   answers <- object$answer_data
   failed <- object$error_data

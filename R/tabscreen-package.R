@@ -18,40 +18,11 @@
 #' * References: [read_refs()] (RIS and CSV exports in), [write_refs()] (references and decisions
 #'   out, as RIS for reference managers or as CSV).
 #' * Data: [model_prizes] (prices), [filges2015_dat] (270 screened references).
+#' * Trying it without a key: [fake_provider()], a local stand-in for the providers that answers
+#'   with random decisions (the examples and the vignette use it).
 #'
 #' The function `tabscreen_a.original` named in the specification (the old `functions`
 #' interface of provider A) is not part of this package.
 #'
 #' @keywords internal
 "_PACKAGE"
-
-# The examples talk to the local fake provider (R/fake-provider.R) with example keys of the three
-# providers; these two helpers start and stop it and put back whatever keys the session had.
-example_key_vars <- c("PROVIDER_A_API_KEY", "PROVIDER_B_API_KEY", "PROVIDER_C_API_KEY")
-
-example_fake_start <- function(...) {
-  fake <- fake_provider_start(...)
-  fake$old_keys <- Sys.getenv(example_key_vars, NA)
-  # Examples keep their answers in a temporary store, never in the user's data folder.
-  fake$old_options <- options(tabscreen.store = tempfile("tabscreen-example-", fileext = ".sqlite"))
-  Sys.setenv(
-    PROVIDER_A_API_KEY = "sk-example-not-a-key",
-    PROVIDER_B_API_KEY = "sk-ant-example-not-a-key",
-    PROVIDER_C_API_KEY = "example-not-a-key"
-  )
-  fake
-}
-
-example_fake_stop <- function(fake) {
-  fake$stop()
-  restore_envvars(fake$old_keys)
-  options(fake$old_options)
-}
-
-# Set or unset environment variables to earlier values (NA: was not set).
-restore_envvars <- function(old) {
-  for (name in names(old)) {
-    if (is.na(old[[name]])) Sys.unsetenv(name) else do.call(Sys.setenv, stats::setNames(list(old[[name]]), name))
-  }
-  invisible()
-}

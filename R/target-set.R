@@ -45,16 +45,18 @@
 #' # Finding all 59 supports recall >= 0.95; finding 57 of them does not.
 #' screen_target_recall(59, k = 59)
 #' screen_target_recall(57, k = 59)
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
 #'
 #' # A screening of the target set (here of 10 target records, by the local stand-in provider)
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' res <- tabscreen_a.tools(
 #'   target[1:10, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", progress = FALSE, messages = FALSE
 #' )
 #' screen_target_recall(res)
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 screen_target_set <- function(data, human_decision = human_code, k = NULL, recall = 0.95, confidence = 0.95,
                               seed = NULL) {
   call <- rlang::current_env()

@@ -24,18 +24,20 @@
 #' @seealso [screen_analyzer()], [plot.llm()].
 #' @export
 #' @examples
-#' \dontshow{fake <- tabscreen:::example_fake_start()}
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' pilot <- filges2015_dat[c(1:10, 181:190), ]
 #' res <- tabscreen_a.tools(
 #'   pilot, prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, reps = 4, progress = FALSE, messages = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 4, progress = FALSE, messages = FALSE
 #' )
 #' th <- screen_thresholds(res, human_code)
 #' th
 #' # The highest cut-off that keeps every human include
 #' max(th$cutoff[th$recall == 1])
-#' \dontshow{tabscreen:::example_fake_stop(fake)}
+#' fake$stop()
+#' options(old)
 screen_thresholds <- function(x, human_decision = human_code, ..., conf_level = 0.95) {
   call <- rlang::current_env()
   rlang::check_dots_empty(call = call)

@@ -22,7 +22,7 @@ if (nzchar(Sys.getenv(key_var))) {
   cli::cli_alert_info("{.envvar {key_var}} is set: screening with the real provider {toupper(provider)} endpoint.")
   api_url <- real_url
 } else {
-  fake <- tabscreen:::fake_provider_start(latency_ms = 150)
+  fake <- fake_provider(latency_ms = 150)
   on.exit(fake$stop(), add = TRUE)
   do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))
   api_url <- list(a = fake$url, b = fake$url_b, c = fake$url_c)[[provider]]
@@ -61,7 +61,7 @@ cat(sprintf('  R_LIBS=%s R -q -e \'library(tabscreen); res <- readRDS("%s"); d <
 # price. Always against the local fake (a real batch can take hours), whose batches end at once;
 # a few of its lines fail, expire or go missing, and are submitted again.
 cat("\nBatch screening of the same references through the LOCAL FAKE provider's batch API:\n")
-batch_fake <- tabscreen:::fake_provider_start(batches = TRUE, batch_fail = 0.05, batch_expire = 0.03, batch_vanish = 0.02)
+batch_fake <- fake_provider(batches = TRUE, batch_fail = 0.05, batch_expire = 0.03, batch_vanish = 0.02)
 on.exit(batch_fake$stop(), add = TRUE)
 old_key <- Sys.getenv(key_var, NA)
 do.call(Sys.setenv, stats::setNames(list("sk-demo-fake-provider"), key_var))

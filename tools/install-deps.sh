@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 debs=(r-base-dev r-cran-rlang r-cran-cli r-cran-tibble r-cran-jsonlite r-cran-httr2 r-cran-processx
       r-cran-testthat r-cran-withr r-cran-callr r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown
-      r-cran-askpass r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-xml2 pandoc chromium)
+      r-cran-askpass r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-xml2 r-cran-pkgdown pandoc chromium)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
