@@ -31,13 +31,19 @@ on.exit(unlink(build, recursive = TRUE), add = TRUE)
 Sys.setenv(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
 unlink(doc, recursive = TRUE)
 dir.create(doc, recursive = TRUE)
+# Each vignette is built in an R process of its own: buildVignette() runs the code in the global
+# environment, where a vignette's variables would overwrite this script's.
 for (src in sources) {
   file.copy(src, build, overwrite = TRUE)
   cat("building vignette", basename(src), "\n")
-  old <- setwd(build)
-  made <- tools::buildVignette(basename(src), dir = build, tangle = TRUE, quiet = TRUE)
-  setwd(old)
-  file.copy(c(src, file.path(build, basename(made))), doc, overwrite = TRUE)
+  html <- sub("[.]Rmd$", ".html", basename(src))
+  code <- sprintf("setwd(%s); tools::buildVignette(%s, dir = %s, tangle = TRUE, quiet = TRUE)",
+                  deparse(build), deparse(basename(src)), deparse(build))
+  if (system2(file.path(R.home("bin"), "Rscript"), c("-e", shQuote(code))) != 0L ||
+      !file.exists(file.path(build, html))) {
+    stop("building vignette ", basename(src), " failed", call. = FALSE)
+  }
+  file.copy(c(src, file.path(build, html)), doc, overwrite = TRUE)
 }
 
 log <- file.path(lib, ".install.log")
