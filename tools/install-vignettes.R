@@ -36,14 +36,14 @@ dir.create(doc, recursive = TRUE)
 for (src in sources) {
   file.copy(src, build, overwrite = TRUE)
   cat("building vignette", basename(src), "\n")
-  html <- sub("[.]Rmd$", ".html", basename(src))
+  made <- paste0(sub("[.]Rmd$", "", basename(src)), c(".html", ".R"))
   code <- sprintf("setwd(%s); tools::buildVignette(%s, dir = %s, tangle = TRUE, quiet = TRUE)",
                   deparse(build), deparse(basename(src)), deparse(build))
   if (system2(file.path(R.home("bin"), "Rscript"), c("-e", shQuote(code))) != 0L ||
-      !file.exists(file.path(build, html))) {
+      !all(file.exists(file.path(build, made)))) {
     stop("building vignette ", basename(src), " failed", call. = FALSE)
   }
-  file.copy(c(src, file.path(build, html)), doc, overwrite = TRUE)
+  file.copy(c(src, file.path(build, made)), doc, overwrite = TRUE)
 }
 
 log <- file.path(lib, ".install.log")
