@@ -126,7 +126,9 @@ func quickCheck(abs string) error {
 		if err := rows.Scan(&line); err != nil {
 			return checkFailed(abs, err)
 		}
-		found = append(found, line)
+		// "*** in database main ***" heads the first line: the file is the store's only database.
+		line = strings.TrimSpace(strings.TrimPrefix(line, "*** in database main ***"))
+		found = append(found, strings.Join(strings.Fields(line), " "))
 	}
 	if err := rows.Err(); err != nil {
 		return checkFailed(abs, err)

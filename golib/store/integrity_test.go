@@ -19,7 +19,8 @@ const damagedAnswers = 2000
 // into a new store, closes it (its log merged into the file) and returns its path and run.
 func storeWithAnswers(t *testing.T, n int) (string, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "answers.sqlite")
+	// A folder whose name a URI would misread: the check opens the file by one.
+	path := filepath.Join(t.TempDir(), "my store #1 %20", "answers.sqlite")
 	s := claim(t, path, RunSpec{Fingerprint: "fp", Provider: "a", Endpoint: "http://127.0.0.1/v1", Models: []string{"m"},
 		Prompts: 1, Records: n, Jobs: n, Settings: []byte(`{}`)})
 	for i := 1; i <= n; i++ {
