@@ -226,11 +226,7 @@ func (c *tableCopy) copyFrom(pos int64) (*int64, int64, error) {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	values := make([]any, c.width)
-	ptrs := make([]any, c.width)
-	for i := range values {
-		ptrs[i] = &values[i]
-	}
+	values, ptrs := c.row()
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return last, copied, err
@@ -255,6 +251,16 @@ func (c *tableCopy) copyFrom(pos int64) (*int64, int64, error) {
 	return last, copied, rows.Err()
 }
 
+// row is a buffer for one row read: its values, and the pointers Scan fills them through.
+func (c *tableCopy) row() (values, ptrs []any) {
+	values = make([]any, c.width)
+	ptrs = make([]any, c.width)
+	for i := range values {
+		ptrs[i] = &values[i]
+	}
+	return values, ptrs
+}
+
 // readable reports whether the row at or after rowid pos (if any) can be read whole.
 func (c *tableCopy) readable(pos int64) bool {
 	rows, err := c.in.QueryContext(c.ctx, c.read+" LIMIT 1", pos)
@@ -262,11 +268,7 @@ func (c *tableCopy) readable(pos int64) bool {
 		return false
 	}
 	defer rows.Close()
-	values := make([]any, c.width)
-	ptrs := make([]any, c.width)
-	for i := range values {
-		ptrs[i] = &values[i]
-	}
+	_, ptrs := c.row()
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return false
