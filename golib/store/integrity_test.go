@@ -206,10 +206,14 @@ func TestRecoverCopiesEveryReadableAnswer(t *testing.T) {
 		t.Fatalf("the recovered file: %v %s", err, ok)
 	}
 
-	// The recovered store resumes the run: the lost answers are the jobs left to send.
-	sess, err := st.Claim(RunSpec{Fingerprint: "fp", RunID: run, Jobs: damagedAnswers})
+	// The recovered store resumes the run (no longer complete) with the same call: the lost
+	// answers are the jobs left to send.
+	sess, err := st.Claim(RunSpec{Fingerprint: "fp", Jobs: damagedAnswers})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sess.RunID != run || !sess.Resumed || sess.Reused {
+		t.Fatalf("claimed run %s (resumed %v, reused %v), want %s resumed", sess.RunID, sess.Resumed, sess.Reused, run)
 	}
 	if len(sess.stored) != int(a.Copied) {
 		t.Fatalf("resumed with %d stored answers, want %d", len(sess.stored), a.Copied)

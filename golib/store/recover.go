@@ -106,6 +106,9 @@ func Recover(from, to string) ([]TableRecovery, error) {
 			}
 		}
 	}
+	if err := reopenIncomplete(ctx, tx, tables); err != nil {
+		return nil, storeError(dst, "cannot be written", err)
+	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
 		return nil, storeError(dst, "cannot be written", err)
 	}
@@ -114,6 +117,21 @@ func Recover(from, to string) ([]TableRecovery, error) {
 	}
 	done = true
 	return summary, nil
+}
+
+// reopenIncomplete marks a completed run that lost answers as incomplete, so that the same call
+// resumes it and sends only the jobs lost.
+func reopenIncomplete(ctx context.Context, tx *sql.Tx, tables []schemaItem) error {
+	have := map[string]bool{}
+	for _, t := range tables {
+		have[t.name] = true
+	}
+	if !have["runs"] || !have["answers"] {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ? WHERE status = ? AND jobs >
+		(SELECT count(*) FROM answers a WHERE a.run_id = runs.run_id AND a.answered = 1)`, StatusIncomplete, StatusCompleted)
+	return err
 }
 
 type schemaItem struct{ name, sql string }

@@ -70,8 +70,10 @@ test_that("screen_store_recover() copies every readable answer, and the same cal
   expect_equal(stored$decision_llm, mine$decision_llm)
   expect_equal(stored$prompt_tokens, mine$prompt_tokens)
 
-  # The same call on the recovered store resumes the run and sends only the jobs lost.
-  withr::local_options(tabscreen.store = to, tabscreen.store_reuse = TRUE)
+  # The run lost answers, so it is no longer complete: the same call on the recovered store
+  # resumes it and sends only the jobs lost.
+  expect_equal(runs$status, "incomplete")
+  withr::local_options(tabscreen.store = to)
   fake$reset()
   again <- screen_store_test(fake$url, 400)
   expect_equal(fake$stats()$requests_total, 400 - answers$copied)
