@@ -82,4 +82,6 @@ test_that("screen_store_recover() copies every readable answer, and the same cal
   expect_equal(screen_store(to)$answered, 400)
 
   expect_error(screen_store_recover(path, to), class = "tabscreen_error_store")
+  expect_error(screen_store_recover(path), class = "tabscreen_error_store")
+  expect_error(screen_store_recover(tempfile(), tempfile()), class = "tabscreen_error_store")
 })
