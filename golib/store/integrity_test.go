@@ -170,40 +170,8 @@ func TestRecoverCopiesEveryReadableAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	orig, err := sql.Open("sqlite3", pristine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	rows, err := st.db.Query(`SELECT rowid, job_key, request_body, response_body FROM answers WHERE run_id = ?`, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var n int64
-	for rows.Next() {
-		var id int64
-		var key string
-		var req, resp []byte
-		if err := rows.Scan(&id, &key, &req, &resp); err != nil {
-			t.Fatal(err)
-		}
-		var wantKey string
-		var wantReq, wantResp []byte
-		if err := orig.QueryRow(`SELECT job_key, request_body, response_body FROM answers WHERE rowid = ?`, id).Scan(&wantKey, &wantReq, &wantResp); err != nil {
-			t.Fatal(err)
-		}
-		if key != wantKey || !bytes.Equal(req, wantReq) || !bytes.Equal(resp, wantResp) {
-			t.Fatalf("row %d differs from the original", id)
-		}
-		n++
-	}
-	if n != a.Copied {
+	if n := sameAnswers(t, st, pristine, run); n != a.Copied {
 		t.Fatalf("the new file holds %d answers of the run, the summary says %d", n, a.Copied)
-	}
-	var ok string
-	if err := st.db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
-		t.Fatalf("the recovered file: %v %s", err, ok)
 	}
 
 	// The recovered store resumes the run (no longer complete) with the same call: the lost
@@ -233,4 +201,108 @@ func TestRecoverRefusesAnExistingFile(t *testing.T) {
 	if b, _ := os.ReadFile(to); string(b) != "mine" {
 		t.Fatal("the existing file was changed")
 	}
+}
+
+// tableInteriorPages lists the pages of the file that are interior pages of a table's tree (the
+// pages above its leaves).
+func tableInteriorPages(t *testing.T, path string) []uint32 {
+	t.Helper()
+	p, err := openPages(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	buf := make([]byte, p.size)
+	var found []uint32
+	for n := uint32(2); n <= p.pages; n++ {
+		if p.page(n, buf) == nil && buf[0] == 0x05 && !p.freeList[n] {
+			found = append(found, n)
+		}
+	}
+	return found
+}
+
+func TestRecoverFindsTheLeavesBelowADamagedTree(t *testing.T) {
+	path, run := storeWithAnswers(t, damagedAnswers)
+	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
+	copyFile(t, path, pristine)
+	interior := tableInteriorPages(t, path)
+	if len(interior) < 2 {
+		t.Fatalf("the answers' tree has %d interior pages", len(interior))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 4096)
+	rand.New(rand.NewSource(5)).Read(junk)
+	for _, n := range interior {
+		f.WriteAt(junk, int64(n-1)*4096)
+	}
+	f.Close()
+	if _, err := Open(path); err == nil {
+		t.Fatal("a damaged store was opened")
+	}
+
+	to := filepath.Join(t.TempDir(), "recovered.sqlite")
+	summary, err := Recover(path, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d interior pages damaged: %+v", len(interior), summary)
+	for _, r := range summary {
+		if r.Table == "answers" && (r.Copied != damagedAnswers || r.Lost != 0 || !r.Exact) {
+			t.Fatalf("answers: %+v, want all %d copied (their leaves are whole)", r, damagedAnswers)
+		}
+	}
+	st, err := Open(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n := sameAnswers(t, st, pristine, run); n != damagedAnswers {
+		t.Fatalf("the new file holds %d answers of the run", n)
+	}
+}
+
+// sameAnswers checks that every answer of the run in st is the one of the same rowid in the
+// file at pristine, and that st passes SQLite's integrity check; it returns how many there are.
+func sameAnswers(t *testing.T, st *Store, pristine, run string) int64 {
+	t.Helper()
+	orig, err := sql.Open("sqlite3", pristine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	rows, err := st.db.Query(`SELECT rowid, job_key, request_body, response_body FROM answers WHERE run_id = ?`, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		var id int64
+		var key string
+		var req, resp []byte
+		if err := rows.Scan(&id, &key, &req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		var wantKey string
+		var wantReq, wantResp []byte
+		if err := orig.QueryRow(`SELECT job_key, request_body, response_body FROM answers WHERE rowid = ?`, id).Scan(&wantKey, &wantReq, &wantResp); err != nil {
+			t.Fatal(err)
+		}
+		if key != wantKey || !bytes.Equal(req, wantReq) || !bytes.Equal(resp, wantResp) {
+			t.Fatalf("row %d differs from the original", id)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var ok string
+	if err := st.db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
+		t.Fatalf("the recovered file: %v %s", err, ok)
+	}
+	return n
 }

@@ -87,16 +87,28 @@ func Recover(from, to string) ([]TableRecovery, error) {
 		return nil, storeError(dst, "cannot be written", err)
 	}
 	defer tx.Rollback()
-	var summary []TableRecovery
+	var copies []*tableCopy
+	damaged := false
 	for _, t := range tables {
 		if _, err := tx.ExecContext(ctx, t.sql); err != nil {
 			return nil, storeError(dst, "cannot be written", err)
 		}
-		r, err := copyTable(ctx, in, tx, t.name, indexes[t.name])
+		c, err := copyTable(ctx, in, tx, t.name)
 		if err != nil {
 			return nil, storeError(dst, "cannot be written", err)
 		}
-		summary = append(summary, r)
+		defer c.insert.Close()
+		copies = append(copies, c)
+		damaged = damaged || c.skipped != 0 || !c.bounded
+	}
+	if damaged {
+		if err := scanLeaves(src, copies); err != nil {
+			return nil, storeError(dst, "cannot be written", err)
+		}
+	}
+	summary := make([]TableRecovery, len(copies))
+	for i, c := range copies {
+		summary[i] = c.summary(indexes[c.r.Table])
 	}
 	for _, list := range indexes {
 		for _, ix := range list {
@@ -168,45 +180,48 @@ type tableCopy struct {
 	in     *sql.DB
 	read   string // the row at or after a rowid, or every row from it on
 	insert *sql.Stmt
-	width  int  // columns read, the rowid first
-	alias  bool // a column is the rowid: it is not inserted twice
+	width  int // columns read, the rowid first
+	alias  int // the column that is the rowid under another name (not inserted twice), or -1
+	r      TableRecovery
+	// skipped counts the rowids passed over in the tree; bounded is false when its end could not
+	// be read; found, the rows the scan of the file's leaves added.
+	skipped int64
+	bounded bool
+	found   int64
 }
 
-func copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, table string, indexes []schemaItem) (TableRecovery, error) {
-	r := TableRecovery{Table: table}
+// copyTable copies the rows the table's tree still reaches.
+func copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, table string) (*tableCopy, error) {
 	cols, alias, err := columnsOf(ctx, in, table)
 	if err != nil {
-		// Its columns are in the schema, which was read: a table that cannot say them has lost all.
-		return r, nil
+		return nil, err
 	}
 	quoted := make([]string, len(cols))
 	for i, c := range cols {
 		quoted[i] = quote(c)
 	}
 	target := quoted
-	if !alias {
+	if alias < 0 {
 		target = append([]string{"rowid"}, quoted...)
 	}
 	insert, err := tx.PrepareContext(ctx, fmt.Sprintf("INSERT OR IGNORE INTO %s (%s) VALUES (%s)", quote(table),
 		strings.Join(target, ", "), strings.TrimSuffix(strings.Repeat("?, ", len(target)), ", ")))
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	defer insert.Close()
-	c := &tableCopy{ctx: ctx, in: in, insert: insert, width: len(cols) + 1, alias: alias,
+	c := &tableCopy{ctx: ctx, in: in, insert: insert, width: len(cols) + 1, alias: alias, r: TableRecovery{Table: table}, bounded: true,
 		read: fmt.Sprintf("SELECT rowid, %s FROM %s WHERE rowid >= ? ORDER BY rowid", strings.Join(quoted, ", "), quote(table))}
-	var skipped int64
-	bounded := true
 	pos := int64(math.MinInt64)
 	for {
 		last, copied, err := c.copyFrom(pos)
-		r.Copied += copied
+		c.r.Copied += copied
 		if err == nil {
 			break
 		}
 		var we writeError
 		if errors.As(err, &we) {
-			return r, we.err
+			insert.Close()
+			return nil, we.err
 		}
 		// The rows from bad on could not be read: copy again from the next rowid that can be.
 		bad := pos
@@ -215,20 +230,50 @@ func copyTable(ctx context.Context, in *sql.DB, tx *sql.Tx, table string, indexe
 		}
 		next, ok := c.nextReadable(bad)
 		if !ok {
-			bounded = false
+			c.bounded = false
 			break
 		}
-		skipped += next - bad
+		c.skipped += next - bad
 		pos = next
 	}
-	if n, ok := indexCount(ctx, in, table, indexes); ok {
+	return c, nil
+}
+
+// summary counts what was copied and what was lost: in one of the table's indexes if one can
+// be read, else the rowids skipped less the rows the leaf scan found (at most that many lost).
+func (c *tableCopy) summary(indexes []schemaItem) TableRecovery {
+	r := c.r
+	r.Copied += c.found
+	switch n, ok := indexCount(c.ctx, c.in, r.Table, indexes); {
+	case ok:
 		r.Lost, r.Exact = max(0, n-r.Copied), true
-	} else if bounded {
-		r.Lost = skipped
-	} else {
+	case c.bounded:
+		r.Lost = max(0, c.skipped-c.found)
+	default:
 		r.Lost = -1
 	}
-	return r, nil
+	return r
+}
+
+// add inserts a row the leaf scan found, with the fields SQLite stored (a row written before
+// columns were added has fewer: the rest are NULL).
+func (c *tableCopy) add(row leafRow) error {
+	values := make([]any, c.width)
+	values[0] = row.rowid
+	copy(values[1:], row.fields)
+	args := values
+	if c.alias >= 0 {
+		args = values[1:]
+		args[c.alias] = row.rowid
+	}
+	res, err := c.insert.ExecContext(c.ctx, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		c.found++
+	}
+	return nil
 }
 
 // writeError is a failure to write the new file, which stops the recovery.
@@ -256,7 +301,7 @@ func (c *tableCopy) copyFrom(pos int64) (*int64, int64, error) {
 			continue // not a row: what a damaged page may hold
 		}
 		args := values
-		if c.alias {
+		if c.alias >= 0 {
 			args = values[1:]
 		}
 		res, err := c.insert.ExecContext(c.ctx, args...)
@@ -330,29 +375,34 @@ func (c *tableCopy) nextReadable(bad int64) (int64, bool) {
 	return hi, true
 }
 
-// columnsOf lists a table's columns, and whether one of them is the rowid under another name (an
-// INTEGER PRIMARY KEY).
-func columnsOf(ctx context.Context, db *sql.DB, table string) ([]string, bool, error) {
+// columnsOf lists a table's columns, and which one is the rowid under another name (an INTEGER
+// PRIMARY KEY; -1 for none).
+func columnsOf(ctx context.Context, db *sql.DB, table string) ([]string, int, error) {
 	rows, err := db.QueryContext(ctx, "SELECT name, upper(type), pk FROM pragma_table_info(?)", table)
 	if err != nil {
-		return nil, false, err
+		return nil, -1, err
 	}
 	defer rows.Close()
 	var cols []string
-	keys, integerKey := 0, false
+	keys, alias := 0, -1
 	for rows.Next() {
 		var name, kind string
 		var pk int
 		if err := rows.Scan(&name, &kind, &pk); err != nil {
-			return nil, false, err
+			return nil, -1, err
 		}
-		cols = append(cols, name)
 		if pk > 0 {
 			keys++
-			integerKey = kind == "INTEGER"
+			if kind == "INTEGER" {
+				alias = len(cols)
+			}
 		}
+		cols = append(cols, name)
 	}
-	return cols, keys == 1 && integerKey, rows.Err()
+	if keys != 1 {
+		alias = -1
+	}
+	return cols, alias, rows.Err()
 }
 
 // indexCount is the table's rows as the first of its indexes that can be read counts them.
