@@ -55,8 +55,8 @@
 #'
 #' `screen_store_recover(store, to)` copies every row that can still be read (the runs, answers,
 #' attempts, batches and review decisions) of the damaged file into the new file `to`, table by
-#' table; a damaged page loses the rows it held (a damaged page high in a table's tree, the rows
-#' below it), not the rest. A completed run that lost answers
+#' table (and, where the pages that lead to a table's rows are damaged, from every page of the
+#' file): a damaged page loses the rows it held, not the rest. A completed run that lost answers
 #' becomes `incomplete` in the new file. Point `options(tabscreen.store)` at `to` (or move it in
 #' the damaged file's place) and call the same screening again: it resumes the run and sends only
 #' the jobs whose answers were lost.

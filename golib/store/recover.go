@@ -16,9 +16,9 @@ import (
 // a table's b-tree still finds its rows by rowid around a damaged page: a read that meets the
 // damage stops, and the next readable rowid is searched for (doubling the step past the failure,
 // then halving back), so that a damaged leaf page loses only its rows. A damaged page higher in a
-// table's tree (its root, or an interior page) loses every row below it, though their pages may
-// be whole: finding those would take a scan of every page for leaves, which this does not do.
-// The damaged file is opened read only and never written.
+// table's tree (its root, or an interior page) hides every row below it, though their pages may
+// be whole: when the tree lost rows, every page of the file is read for table leaves
+// (recover_pages.go). The damaged file is opened read only and never written.
 
 // TableRecovery is what recovery did with one table.
 type TableRecovery struct {
