@@ -17,7 +17,8 @@ import (
 // read-only connection before the first read-write connection is opened. Nothing is written to
 // a file that fails it.
 //
-// The check reads the whole file: about 1 s per GB, so it is done once per file and process. A
+// The check reads the whole file (0.8 s for a million answers, 1.8 GB), so it is done once per file
+// and process. A
 // file checked, or last closed by this process, with the same size, modification time and
 // identity is not checked again; a change from outside (another program, another session's run)
 // makes the next open check it again.
