@@ -306,3 +306,34 @@ func sameAnswers(t *testing.T, st *Store, pristine, run string) int64 {
 	}
 	return n
 }
+
+func TestLeafRowsGoToTheTableOfTheirShape(t *testing.T) {
+	tables := map[string]int{"runs": 15, "answers": 33, "attempts": 8, "batches": 11, "review_events": 11}
+	var copies []*tableCopy
+	for name, cols := range tables {
+		copies = append(copies, &tableCopy{width: cols + 1, r: TableRecovery{Table: name}})
+	}
+	for _, tc := range []struct {
+		fields int
+		want   string
+	}{
+		{33, "answers"},
+		{30, "answers"}, // written at schema 1, before three columns were added
+		{15, "runs"},
+		{8, "attempts"},
+		{11, ""}, // two tables have 11 columns
+		{34, ""}, // more fields than any table has columns
+	} {
+		got := ""
+		if c := tableFor(copies, tc.fields); c != nil {
+			got = c.r.Table
+		}
+		if got != tc.want {
+			t.Errorf("%d fields: %q, want %q", tc.fields, got, tc.want)
+		}
+	}
+	if !schemaRow(leafRow{fields: []any{"table", "runs", "runs", int64(2), "CREATE TABLE runs (x)"}}) ||
+		schemaRow(leafRow{fields: []any{"r1", int64(7), int64(50), "2026", "2026"}}) {
+		t.Error("the list of tables is not told from a table's rows")
+	}
+}
