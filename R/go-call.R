@@ -39,7 +39,10 @@ abort_go_error <- function(err, call) {
   }
   message <- err$message %||% "the Go core returned an error without a message"
   # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
-  rlang::abort(c(message, store_error_hint(class)), class = unique(c(class, "tabscreen_error")), call = call)
+  hint <- store_error_hint(class[[1]])
+  # A damaged store is a store that cannot be used, as a handler of the wider class expects.
+  if ("tabscreen_error_store_damaged" %in% class) class <- c(class, "tabscreen_error_store")
+  rlang::abort(c(message, hint), class = unique(c(class, "tabscreen_error")), call = call)
 }
 
 to_json <- function(x) {

@@ -17,6 +17,7 @@
 #' * `screen_store_log()` returns the audit log of one run: one row per attempt, with the request
 #'   body, the raw response, its HTTP status and the outcome.
 #' * `screen_store_delete()` deletes runs and everything stored for them.
+#' * `screen_store_recover()` copies what can still be read of a damaged store into a new file.
 #'
 #' @section Where the store is:
 #' `options(tabscreen.store = path)` chooses the file (a folder means the file `answers.sqlite`
@@ -49,6 +50,23 @@
 #' anything is sent, so that no answered request is sent again; a screening call refuses to start
 #' while they cannot be written. A run is `completed` only when the store holds an answer for each
 #' of its requests.
+#'
+#' @section A damaged store:
+#' A file damaged inside (a disk error, or another program writing into it) may still open and
+#' read normally until a run meets a damaged page, after requests were paid for. So the first
+#' time an R session opens a store file, and again whenever the file has changed since this
+#' session last closed it, every page of it is checked (SQLite's `PRAGMA quick_check`, read only:
+#' about a second for a store of a million answers). A damaged file is an error of class
+#' `tabscreen_error_store_damaged` (also `tabscreen_error_store`) that names the file, before any
+#' request is sent and before anything is written to it; the file is left exactly as it was.
+#'
+#' `screen_store_recover(store, to)` copies every row that can still be read (the runs, answers,
+#' attempts, batches and review decisions) of the damaged file into the new file `to`, table by
+#' table (and, where the pages that lead to a table's rows are damaged, from every page of the
+#' file): a damaged page loses the rows it held, not the rest. A completed run that lost answers
+#' becomes `incomplete` in the new file. Point `options(tabscreen.store)` at `to` (or move it in
+#' the damaged file's place) and call the same screening again: it resumes the run and sends only
+#' the jobs whose answers were lost.
 #'
 #' @section The file:
 #' The store is an ordinary SQLite database (write-ahead log, `synchronous = NORMAL`) that you can
@@ -90,7 +108,10 @@
 #'   per request sent (the columns of the `answers` table but the bodies). `screen_store_log()`:
 #'   a tibble with one row per attempt: the job's columns, `attempt`, `at`, `took`, `outcome`
 #'   (`answer`, `failed` or `retried`), `http_status`, `error`, `request_body`, `response_body`.
-#'   `screen_store_delete()`: the number of runs deleted, invisibly.
+#'   `screen_store_delete()`: the number of runs deleted, invisibly. `screen_store_recover()`: a
+#'   tibble with one row per table of the damaged file: `table`, `copied` (rows copied into `to`),
+#'   `lost` (rows that could not be read; `NA` when they cannot be counted) and `exact` (`FALSE`
+#'   where `lost` is an upper bound, the table's indexes being damaged too).
 #' @export
 #' @examples
 #' fake <- fake_provider()   # a local stand-in for the provider: random decisions
@@ -107,6 +128,23 @@
 #' log[c("studyid", "attempt", "outcome", "http_status")]
 #' cat(substr(log$request_body[1], 1, 200))
 #' screen_store_delete(res)
+#'
+#' # A store damaged inside is refused before any request; what it still holds is recoverable.
+#' res <- tabscreen_a.tools(
+#'   filges2015_dat[1:40, ], prompt = "Is this study about functional family therapy?",
+#'   studyid = studyid, title = title, abstract = abstract,
+#'   api_url = fake$url, progress = FALSE
+#' )
+#' damaged <- getOption("tabscreen.store")
+#' pages <- file.size(damaged) %/% 4096
+#' con <- file(damaged, "r+b")
+#' seek(con, (pages %/% 2) * 4096, rw = "write")
+#' writeBin(as.raw(rep(0x5a, 2 * 4096)), con) # two pages overwritten in the middle
+#' close(con)
+#' try(screen_store())
+#' recovered <- tempfile(fileext = ".sqlite")
+#' screen_store_recover(damaged, recovered)
+#' screen_store(recovered)[c("run_id", "jobs", "answered")]
 #' options(old)
 #' fake$stop()
 screen_store <- function(store = NULL) {
@@ -152,6 +190,45 @@ screen_store_delete <- function(run_id, store = NULL) {
   out <- go_call(C_store, as.character(to_json(list(op = "delete", path = path, run_id = as.list(ids)))), call = call)$meta
   cli::cli_inform(c("v" = "Deleted {out$deleted} run{?s} from {.file {path}}."), class = "tabscreen_message")
   invisible(out$deleted)
+}
+
+#' @param to The new file to copy a damaged store's readable rows into; it must not exist.
+#' @rdname screen_store
+#' @export
+screen_store_recover <- function(store = NULL, to) {
+  call <- rlang::current_env()
+  path <- store_file(store, call = call)
+  if (!file.exists(path)) {
+    abort_arg("The answer store {.file {path}} does not exist.", class = "tabscreen_error_store",
+      arg = "store", call = call)
+  }
+  if (missing(to) || !rlang::is_string(to) || !nzchar(to)) {
+    abort_arg("{.arg to} must be the path of a new file to copy the store's readable rows into.",
+      class = "tabscreen_error_store", arg = "to", call = call)
+  }
+  to <- path.expand(to)
+  if (file.exists(to)) {
+    abort_arg(c("{.arg to} ({.file {to}}) exists already.", "i" = "Name a new file: nothing is copied over a file."),
+      class = "tabscreen_error_store", arg = "to", call = call)
+  }
+  out <- go_call(C_store, as.character(to_json(list(op = "recover", path = path, to = to))),
+    simplify = FALSE, call = call)$meta
+  tables <- out$tables
+  summary <- tibble::tibble(
+    table = vapply(tables, function(t) t$table, character(1)),
+    copied = vapply(tables, function(t) as.integer(t$copied), integer(1)),
+    lost = vapply(tables, function(t) if (is.null(t$lost)) NA_integer_ else as.integer(t$lost), integer(1)),
+    exact = vapply(tables, function(t) isTRUE(t$exact), logical(1))
+  )
+  answers <- summary[summary$table == "answers", ]
+  if (nrow(answers) == 1) {
+    copied <- answers$copied
+    lost <- answers$lost
+    cli::cli_inform(c("v" = "Copied {copied} answer{?s} of {.file {path}} into {.file {to}}.",
+      "i" = if (is.na(lost)) "The answers that could not be read cannot be counted." else "{lost} answer{?s} could not be read{if (answers$exact) '' else ' (at most)'}."),
+      class = "tabscreen_message")
+  }
+  summary
 }
 
 # The store a screening writes into: list(path, reuse, temporary). With the store off the run

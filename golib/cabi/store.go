@@ -17,9 +17,18 @@ import (
 )
 
 type storeRequest struct {
-	Op    string   `json:"op"` // runs, answers, log, batches, delete
+	Op    string   `json:"op"` // runs, answers, log, batches, delete, recover
 	Path  string   `json:"path"`
 	RunID []string `json:"run_id"`
+	To    string   `json:"to"` // recover: the new file
+}
+
+// tableRecovery is one table of a recovery's summary; lost is null when it cannot be counted.
+type tableRecovery struct {
+	Table  string `json:"table"`
+	Copied int64  `json:"copied"`
+	Lost   *int64 `json:"lost"`
+	Exact  bool   `json:"exact"`
 }
 
 // TsStore reads or edits an answer store for screen_store() and its siblings: the runs, one
@@ -32,6 +41,21 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.cha
 	var req storeRequest
 	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
 		return fail(doc, "tabscreen_error_internal", fmt.Errorf("store request is not valid JSON: %v", err))
+	}
+	if req.Op == "recover" {
+		// The damaged file is read only: it is never opened as a store.
+		summary, err := store.Recover(req.Path, req.To)
+		if err != nil {
+			return storeErr(doc, err)
+		}
+		tables := make([]tableRecovery, len(summary))
+		for i, r := range summary {
+			tables[i] = tableRecovery{Table: r.Table, Copied: r.Copied, Exact: r.Exact}
+			if r.Lost >= 0 {
+				tables[i].Lost = &summary[i].Lost
+			}
+		}
+		return succeed(doc, map[string]any{"tables": tables})
 	}
 	st, err := store.Open(req.Path)
 	if err != nil {

@@ -29,3 +29,9 @@ func describeSQLite(err error) (string, bool) {
 	}
 	return "", false
 }
+
+// isCorrupt reports whether err is SQLite's word that the file is damaged.
+func isCorrupt(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrCorrupt
+}

@@ -120,6 +120,9 @@ func (e *Error) Error() string { return e.Message }
 
 func storeError(path, what string, err error) *Error {
 	msg := fmt.Sprintf("the answer store %s %s", path, what)
+	if isCorrupt(err) {
+		distrust(path)
+	}
 	if err != nil {
 		msg += ": " + describe(err)
 	}
@@ -143,7 +146,8 @@ type Store struct {
 
 // Open opens the store at path, creating the file, its folder and its tables when needed. Every
 // way the file can be unusable (folder not writable, not a database, damaged, from a newer
-// version) is an error here, before a run sends anything.
+// version) is an error here, before a run sends anything; a damaged file (integrity.go) is found
+// before anything is written to it.
 func Open(path string) (*Store, error) { return open(path, "NORMAL") }
 
 // OpenDurable opens the store with synchronous = FULL: every commit is on the disk when it
@@ -164,6 +168,9 @@ func open(path, synchronous string) (*Store, error) {
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 		return nil, storeError(abs, "is a folder, not a file", nil)
+	}
+	if err := verify(abs); err != nil {
+		return nil, err
 	}
 	// WAL lets a second R session read and append while a run writes; synchronous=NORMAL keeps
 	// every commit across a process crash (only an OS crash can lose the last few); the busy
@@ -230,7 +237,14 @@ func (s *Store) init() error {
 	return nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the file. The file as this process leaves it is not checked again by this process
+// (integrity.go).
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if err == nil {
+		remember(s.Path)
+	}
+	return err
+}
 
 func now() string { return time.Now().UTC().Format(timeLayout) }

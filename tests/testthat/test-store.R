@@ -1,16 +1,6 @@
 # The answer store: every answer committed as it arrives, resume after any interruption, the
 # screen_store() family, and the proofs under faults, kills and concurrent sessions.
 
-store_records <- function(n) {
-  data.frame(studyid = seq_len(n), title = paste("Store test title", seq_len(n)),
-             abstract = paste("Abstract of record", seq_len(n), strrep("text ", 20)))
-}
-
-screen_store_test <- function(url, n, ...) {
-  tabscreen_a.tools(store_records(n), prompt = "Is this a trial of family therapy?", studyid = studyid,
-                    title = title, abstract = abstract, api_url = url, progress = FALSE, messages = FALSE, ...)
-}
-
 # Every (record, prompt, model, top_p, rep) appears once in answer_data and error_data together.
 job_keys <- function(res) {
   rows <- rbind(res$answer_data[c("studyid", "promptid", "model", "top_p", "n")],
