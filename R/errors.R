@@ -19,6 +19,9 @@
 #     tabscreen_error_store_busy     the same run is being screened by another live R session
 #     tabscreen_error_store_run      no such run in the store
 #     tabscreen_error_auth / _quota  the provider refused the key or the account has no credit
+#     tabscreen_error_endpoint       before any answer, api_url could not be used (nothing listens,
+#                                    unknown host, TLS, or a server without that path)
+#     tabscreen_error_price_cap      the estimate is above options(tabscreen.max_price)
 #     tabscreen_interrupted          the user interrupted a run (the partial result is attached)
 #
 # Warnings inherit from "tabscreen_warning"; deprecations add "tabscreen_warning_deprecated".

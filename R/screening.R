@@ -287,6 +287,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     state = meta$state, total = meta$total, elapsed_seconds = meta$elapsed_seconds,
     blank_fields = meta$blank_fields, run_date = meta$run_date,
     stored_answers = as.integer(meta$store$stored %||% 0L),
+    stop = meta$stop,
     call_price_dollar = if (isTRUE(arg_list$token_info)) sum(spent$total_price_dollar)
   )
   run_date <- meta$run_date
@@ -343,10 +344,18 @@ finish_run <- function(obj, meta, call) {
   }
   if (identical(meta$state, "stopped")) {
     stop_class <- meta$stop$class %||% "tabscreen_error_stopped"
+    hint <- meta$stop$hint %||% ""
+    then <- if (identical(stop_class, "tabscreen_error_endpoint")) {
+      # The result's arguments hold the URL that failed: screen_errors() would send there again.
+      "Then run the screening call again, with the corrected {.arg api_url} if it was wrong: nothing was paid for."
+    } else {
+      "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}."
+    }
     tabscreen_abort(
       c("The screening stopped: {meta$stop$message %||% 'the provider refused the requests'}",
+        if (nzchar(hint)) c("i" = "{hint}"),
         "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
-        "i" = "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}."),
+        "i" = then),
       class = stop_class, result = obj, call = call
     )
   }
