@@ -174,20 +174,19 @@ callback_value <- function(kind, value) {
   as.numeric(value)
 }
 
-# The progress line counts the jobs that ended on their own (answered or failed); jobs called off
-# by Ctrl-C or a stop, and a batch's jobs left waiting at the provider, are said apart at the end,
-# so an interrupted run's bar stays where it was.
+# The progress line counts the answered jobs, and the failed ones with the commonest cause of the
+# failed attempts. Jobs a Ctrl-C or a stop called off (and a batch's jobs left waiting at the
+# provider) are said apart at the end: an interrupted run's bar stays where it was.
 show_progress <- function(bar, st) {
   if (!is.null(st$batch)) return(show_batch_progress(bar, st, parent.frame()))
   if (is.null(bar)) {
     bar <- cli::cli_progress_bar(
       name = "Screening",
       total = st$total,
-      format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total}",
-                     "| failed: {cli::pb_extra$failed}{cli::pb_extra$problem} | ETA: {cli::pb_eta}"),
-      format_failed = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total}",
-                            "| answered: {cli::pb_extra$answered} | failed: {cli::pb_extra$failed}{cli::pb_extra$problem}",
-                            "| {cli::pb_extra$unsent_label}: {cli::pb_extra$unsent}"),
+      format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | ETA: {cli::pb_eta}",
+                     "| failed: {cli::pb_extra$failed}{cli::pb_extra$problem}"),
+      format_failed = paste("{cli::pb_name}: {cli::pb_current}/{cli::pb_total} answered",
+                            "| failed: {cli::pb_extra$failed}{cli::pb_extra$problem} | {cli::pb_extra$unsent_label}: {cli::pb_extra$unsent}"),
       extra = progress_extra(st),
       clear = FALSE,
       # The loop may poll again after the last job: the bar is ended by run_engine(), not by cli
@@ -196,35 +195,30 @@ show_progress <- function(bar, st) {
       .envir = parent.frame()
     )
   }
-  cli::cli_progress_update(id = bar, set = progress_ended(st), extra = progress_extra(st))
+  cli::cli_progress_update(id = bar, set = st$answered %||% st$done, extra = progress_extra(st))
   bar
-}
-
-# Jobs that ended on their own: not those a cancel or a stop called off, nor a batch's waiting ones.
-progress_ended <- function(st) {
-  st$done - (st$unsent %||% 0) - (st$batch$pending %||% 0)
 }
 
 progress_extra <- function(st, state = NULL) {
   unsent <- st$unsent %||% 0
   list(
-    answered = st$answered %||% 0,
     failed = (st$failed %||% 0) - unsent - (st$batch$pending %||% 0),
-    problem = if (nzchar(st$problem %||% "")) paste0(" | commonest problem: ", st$problem) else "",
+    problem = if (nzchar(st$problem %||% "")) paste0(" (mostly ", st$problem, ")") else "",
     unsent = unsent,
-    unsent_label = if (identical(state, "cancelled")) "cancelled" else "not sent",
+    unsent_label = if (identical(state, "cancelled")) "cancelled" else "stopped",
     batches = st$batch$batches %||% 0,
     pending = st$batch$pending %||% 0
   )
 }
 
-# Ends the bar with the run's final counts. A run with every job ended on its own ends full;
-# otherwise the bar shows answered, failed and called off (or waiting) as they are.
+# Ends the bar with the run's final counts. A run whose every job ended on its own ends as it
+# ran; one cut short shows answered, failed and called off (or waiting) as they are.
 end_progress <- function(bar, meta, last) {
-  final <- list(total = meta$total, done = meta$answered + meta$failed, answered = meta$answered,
-    failed = meta$failed, unsent = meta$unsent %||% 0, problem = last$problem, batch = meta$batch)
-  cli::cli_progress_update(id = bar, set = progress_ended(final), extra = progress_extra(final, meta$state))
+  final <- list(answered = meta$answered, failed = meta$failed, unsent = meta$unsent %||% 0,
+    problem = last$problem, batch = meta$batch)
+  cli::cli_progress_update(id = bar, set = final$answered, extra = progress_extra(final, meta$state))
   cut_short <- final$unsent > 0 || (meta$batch$pending %||% 0) > 0
+  # "failed" keeps cli from filling the bar to its total, as it does for "done".
   cli::cli_progress_done(id = bar, result = if (cut_short) "failed" else "done")
   invisible()
 }
@@ -238,8 +232,7 @@ show_batch_progress <- function(bar, st, envir) {
       format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} lines",
                      "| batches: {cli::pb_extra$batches} | failed: {cli::pb_extra$failed}",
                      "| {cli::pb_elapsed} | ETA: {cli::pb_eta}"),
-      format_failed = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} lines",
-                            "| answered: {cli::pb_extra$answered} | failed: {cli::pb_extra$failed}",
+      format_failed = paste("{cli::pb_name}: {cli::pb_current}/{cli::pb_total} lines answered | failed: {cli::pb_extra$failed}",
                             "| waiting at the provider: {cli::pb_extra$pending} | {cli::pb_extra$unsent_label}: {cli::pb_extra$unsent}"),
       extra = progress_extra(st),
       clear = FALSE,
@@ -247,7 +240,7 @@ show_batch_progress <- function(bar, st, envir) {
       .envir = envir
     )
   }
-  cli::cli_progress_update(id = bar, set = progress_ended(st), extra = progress_extra(st))
+  cli::cli_progress_update(id = bar, set = st$answered %||% st$done, extra = progress_extra(st))
   bar
 }
 

@@ -203,7 +203,14 @@ launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
   if (all(arg_list$reps == 1) && (!is.null(arg_list$incl_cutoff_upper) || !is.null(arg_list$incl_cutoff_lower))) {
     tabscreen_inform(c("i" = "The inclusion cut-offs apply only when {.arg reps} is above 1; they are ignored."), messages = messages)
   }
-  inform_estimate(estimate, nrow(rec$data), messages)
+  # The plan of what remains to be sent (the store may hold answers of this call): what
+  # screen_plan() returns, what the estimate says and what the spending cap is checked against.
+  plan <- screening_plan(rec, options, arg_list, estimate, store_holding(rec, options, call))
+  if (plan_requested()) {
+    return(plan)
+  }
+  inform_estimate(plan, messages)
+  check_price_cap(plan, arg_list$force, call)
   run_screening(
     records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user,
       ipc = rec$ipc),

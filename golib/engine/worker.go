@@ -105,7 +105,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				r.retries.Add(1)
 				r.note(t, a, res.attempts, cause)
 				if err := r.sleep(endpointWait); err != nil {
-					r.fail(res, cause+"; then "+r.causeText())
+					r.failUnsent(res, cause+"; then "+r.causeText())
 					return
 				}
 				continue
@@ -176,7 +176,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		r.retries.Add(1)
 		r.note(t, a, res.attempts, f.Message)
 		if err := r.sleep(wait); err != nil {
-			r.fail(res, f.Message+"; then "+r.causeText())
+			r.failUnsent(res, f.Message+"; then "+r.causeText())
 			return
 		}
 	}
@@ -379,8 +379,8 @@ func (r *Run) succeed(res *result, out provider.Outcome, a attempt, first time.T
 	r.done.Add(1)
 }
 
-// failUnsent fails a job the run called off before it was answered or failed on its own: the
-// run was cancelled or stopped.
+// failUnsent fails a job the run called off before it was answered or failed on its own (not
+// sent, or waiting to be sent again): the run was cancelled or stopped.
 func (r *Run) failUnsent(res *result, reason string) {
 	r.fail(res, reason)
 	r.unsent.Add(1)
