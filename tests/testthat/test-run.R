@@ -137,6 +137,41 @@ test_that("Ctrl-C cancels within a second, closes every connection and carries t
   expect_equal(fake$stats()$open_api_connections, 0)
 })
 
+test_that("after Ctrl-C the progress line shows answered, failed and cancelled as they are", {
+  skip_on_os("windows")
+  fake <- local_fake_provider(latency_ms = 400)
+  proc <- callr::r_bg(
+    function(url, libs) {
+      .libPaths(libs)
+      library(tabscreen)
+      Sys.setenv(PROVIDER_A_API_KEY = "sk-test-interrupt-bar")
+      options(cli.progress_show_after = 0, cli.dynamic = FALSE, cli.width = 150)
+      d <- data.frame(title = paste("title", 1:300), abstract = paste("abstract", 1:300))
+      tryCatch(
+        tabscreen_a.tools(d, prompt = "Include?", title = title, abstract = abstract,
+                          api_url = url, rpm = 1200, progress = TRUE, messages = FALSE),
+        tabscreen_interrupted = function(cnd) {
+          list(answers = nrow(cnd$result$answer_data), errors = nrow(cnd$result$error_data))
+        }
+      )
+    },
+    args = list(url = fake$url, libs = .libPaths())
+  )
+  withr::defer(proc$kill())
+  deadline <- Sys.time() + 30
+  while (fake$stats()$answered < 10 && Sys.time() < deadline && proc$is_alive()) Sys.sleep(0.05)
+  proc$interrupt()
+  proc$wait(10000)
+  res <- proc$get_result()
+  lines <- cli::ansi_strip(proc$read_all_error_lines())
+  last <- utils::tail(grep("Screening", lines, value = TRUE), 1)
+  # Not "300/300 | failed: 0 | ETA: 0s".
+  expect_match(last, sprintf("%d/300 answered", res$answers), fixed = TRUE)
+  expect_match(last, "| failed: 0 |", fixed = TRUE)
+  expect_match(last, sprintf("cancelled: %d", res$errors), fixed = TRUE)
+  expect_gt(res$errors, 0)
+})
+
 test_that("profiling with Rprof() during a screening does not corrupt Go's heap", {
   # R's SIGPROF handler re-installs itself without SA_ONSTACK on every tick and could run on a
   # goroutine stack; src/signals.c pauses the profiling timer while Go works. Before that fix this
