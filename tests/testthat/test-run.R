@@ -209,6 +209,8 @@ test_that("every kind of transient fault is retried to an answer", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-faults")
   withr::local_options(tabscreen.timeout = 1)
   fake <- local_fake_provider(retry_after_ms = 5)
+  # The same call once per kind: each screens anew rather than taking the completed run's answer.
+  withr::local_options(tabscreen.store_reuse = FALSE)
   kinds <- c("429", "500", "502", "503", "504", "hang", "drop", "malformed", "no_tool", "bad_args", "bad_enum")
   for (kind in kinds) {
     fake$reset()
