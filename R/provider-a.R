@@ -184,6 +184,11 @@
 #'   seconds of requests at the full `rpm`, between 4 and 256).
 #' * `options(tabscreen.timeout = s)`: the seconds one request may take before it is given up and,
 #'   if tries are left, retried (default 120).
+#' * `options(tabscreen.max_price = x)`: the most USD a call may be estimated at before it is sent
+#'   (default `NULL`, no cap; `force = TRUE` passes it); `options(tabscreen.estimate)`: whether the
+#'   estimate is printed (default `NULL`, as `messages` says). See [screen_plan()].
+#' * `options(tabscreen.store_reuse = FALSE)`: the same call as a completed run screens anew
+#'   instead of returning that run's answers (see [screen_store()]).
 #'
 #' @param data A data frame with one row per record.
 #' @param prompt One or more prompts (character). Each record is screened with each prompt.

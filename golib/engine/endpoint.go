@@ -54,7 +54,7 @@ func unreachable(err error) (short, cause string, ok bool) {
 		return "connection refused", "the connection was refused: nothing listens at that address and port", true
 	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
 		return "TLS failure", "the TLS handshake failed: " + tlsText(err), true
-	case errors.As(err, &record):
+	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return "TLS failure", "the server does not speak TLS there (an https URL for an http server?)", true
 	case strings.Contains(err.Error(), "tls: "):
 		return "TLS failure", "the TLS handshake failed: " + tlsText(err), true

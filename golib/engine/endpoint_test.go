@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +31,10 @@ func TestAnEndpointThatCannotBeUsedStopsTheRunBeforeItsFirstAnswer(t *testing.T)
 		_, _ = w.Write([]byte("<html>hello</html>"))
 	}))
 	defer page.Close()
+	selfSigned := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	selfSigned.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
+	selfSigned.StartTLS()
+	defer selfSigned.Close()
 	notFound := newFake(t, func(int64, map[string]any) (int, map[string]string, string) {
 		return 404, nil, `{"error": {"message": "Invalid URL (POST /v1)"}}`
 	})
@@ -40,6 +46,8 @@ func TestAnEndpointThatCannotBeUsedStopsTheRunBeforeItsFirstAnswer(t *testing.T)
 		{"unknown host", "http://no-such-host.invalid/v1/chat/completions", "does not resolve", nil},
 		{"404", notFound.srv.URL + "/v1", "HTTP 404", &notFound.requests},
 		{"web page", page.URL, "web page", nil},
+		{"https to an http server", strings.Replace(page.URL, "http://", "https://", 1), "does not speak TLS", nil},
+		{"unknown certificate", selfSigned.URL, "TLS handshake failed", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

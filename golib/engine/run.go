@@ -80,9 +80,9 @@ type Run struct {
 
 	// unsent counts the jobs failed because the run was cancelled or stopped before they ended.
 	done, answered, failed, unsent, retries, inFlight atomic.Int64
-	started                                   time.Time
-	elapsed                                   time.Duration
-	finished                                  chan struct{}
+	started                                           time.Time
+	elapsed                                           time.Duration
+	finished                                          chan struct{}
 }
 
 // result is the outcome of one job. What the answer store holds of it (the decision, the
@@ -403,11 +403,11 @@ func (r *Run) Finished() bool {
 
 // Progress is what R's poll loop shows.
 type Progress struct {
-	State     string      `json:"state"`
-	Total     int         `json:"total"`
-	Done      int64       `json:"done"`
-	Answered  int64       `json:"answered"`
-	Failed    int64       `json:"failed"`
+	State    string `json:"state"`
+	Total    int    `json:"total"`
+	Done     int64  `json:"done"`
+	Answered int64  `json:"answered"`
+	Failed   int64  `json:"failed"`
 	// Unsent of the failed jobs were called off by a cancel or a stop; Problem is the commonest
 	// cause of the failed attempts so far ("" when none failed).
 	Unsent    int64       `json:"unsent"`
