@@ -79,15 +79,21 @@ screen_batch <- function(screening, ..., wait = TRUE) {
   screening(...)
 }
 
-# The provider letter of a screening function that has a batch API.
-batch_provider <- function(screening, call) {
-  fns <- list(a = tabscreen_a.tools, b = tabscreen_b, c = tabscreen_c)
-  letter <- names(fns)[vapply(fns, identical, logical(1), screening)]
+# The provider letter of a screening function of this package (`class`: the error's class).
+screening_letter <- function(screening, class, call) {
+  fns <- lapply(providers(), function(p) provider_r(p$letter)$screen)
+  letter <- vapply(providers(), function(p) p$letter, character(1))[vapply(fns, identical, logical(1), screening)]
   if (length(letter) != 1) {
     abort_arg(c("{.arg screening} must be a screening function of this package.",
       "i" = "Use {.fn tabscreen_a.tools}, {.fn tabscreen_b} or {.fn tabscreen_c}, without calling it."),
-      class = "tabscreen_error_batch_args", arg = "screening", call = call)
+      class = class, arg = "screening", call = call)
   }
+  letter
+}
+
+# The provider letter of a screening function that has a batch API.
+batch_provider <- function(screening, call) {
+  letter <- screening_letter(screening, "tabscreen_error_batch_args", call)
   if (!isTRUE(provider_info(letter)$batch)) {
     abort_arg("{provider_info(letter)$label} has no batch API in this version of tabscreen.",
       class = "tabscreen_error_batch_args", arg = "screening", call = call)

@@ -10,6 +10,7 @@
 #       tabscreen_error_prompt       `prompt`
 #       tabscreen_error_model_*      `model` (unknown, duplicated, rules of the model)
 #       tabscreen_error_force        a guard of spec section 8 (`force = TRUE` overrides)
+#         tabscreen_error_price_cap  the estimate is above options(tabscreen.max_price)
 #       tabscreen_error_encoding     text that is not valid UTF-8 (also in read_refs(), there
 #                                    with tabscreen_error_refs_parse instead)
 #       tabscreen_error_api_key      `api_key` that cannot be a key
@@ -20,6 +21,8 @@
 #     tabscreen_error_store_busy     the same run is being screened by another live R session
 #     tabscreen_error_store_run      no such run in the store
 #     tabscreen_error_auth / _quota  the provider refused the key or the account has no credit
+#     tabscreen_error_endpoint       before any answer, api_url could not be used (nothing listens,
+#                                    unknown host, TLS, or a server without that path)
 #     tabscreen_interrupted          the user interrupted a run (the partial result is attached)
 #
 # Warnings inherit from "tabscreen_warning"; deprecations add "tabscreen_warning_deprecated".

@@ -210,7 +210,8 @@ check_force_bc <- function(models, reps, estimate, force, call = rlang::caller_e
     )
   }
   price <- sum(estimate$price, na.rm = TRUE)
-  if (price > 15) {
+  # screen_plan() shows the price rather than refusing it.
+  if (price > 15 && !plan_requested()) {
     abort_arg(
       c("The screening is refused: its estimated price, {format_dollars(price)}, is above $15.",
         "i" = "{format_tokens(sum(estimate$requests))} requests, about {format_tokens(sum(estimate$input_tokens))} input and {format_tokens(sum(estimate$output_tokens))} output tokens.",
@@ -232,11 +233,19 @@ estimate_price <- function(records, prompts, models, settings, reps, n_top_p, de
 }
 
 # The estimate of a screening's records, whose characters screening_records() counted.
-estimate_records <- function(rec, prompts, models, settings, reps, n_top_p, decision_description) {
-  estimate_from_chars(rec$chars, nrow(rec$data), prompts, models, settings, reps, n_top_p, decision_description)
+# Its arguments ride along (attribute "args"), so that screen_plan() can price the same call
+# without the caches or at batch prices.
+estimate_records <- function(rec, prompts, models, settings, reps, n_top_p, decision_description,
+                             cache = engine_cache(), batch = !is.null(batch_request())) {
+  out <- estimate_from_chars(rec$chars, nrow(rec$data), prompts, models, settings, reps, n_top_p, decision_description,
+    cache = cache, batch = batch)
+  attr(out, "args") <- list(prompts = prompts, models = models, settings = settings, reps = reps, n_top_p = n_top_p,
+    decision_description = decision_description)
+  out
 }
 
-estimate_from_chars <- function(record_chars, n_records, prompts, models, settings, reps, n_top_p, decision_description) {
+estimate_from_chars <- function(record_chars, n_records, prompts, models, settings, reps, n_top_p, decision_description,
+                                cache = engine_cache(), batch = !is.null(batch_request())) {
   estimate_models <- lapply(seq_len(nrow(models)), function(i) {
     list(name = models$model[i], reps = reps[i], price_in = models$price_in[i], price_out = models$price_out[i],
       price_cached_in = models$price_cached_in[i] %||% NA_real_, price_cache_write = models$price_cache_write[i] %||% NA_real_,
@@ -246,7 +255,7 @@ estimate_from_chars <- function(record_chars, n_records, prompts, models, settin
   })
   request <- list(op = "estimate", estimate = list(prompts = I(prompts), records = n_records, record_chars = record_chars,
     top_p_values = n_top_p, decision_description = decision_description, models = estimate_models,
-    cache = engine_cache(), batch = !is.null(batch_request())))
+    cache = cache, batch = batch))
   rows <- go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE)$meta$estimate
   data.frame(
     model = models$model,
@@ -287,23 +296,33 @@ completion_allowance <- function(effort, decision_description) {
   estimate_from_chars(0, 1, "", one, list(list(reasoning_effort = effort)), 1, 1, decision_description)$output_tokens
 }
 
-inform_estimate <- function(estimate, n_records, messages) {
-  if (!isTRUE(messages)) {
+# The estimate of what the call sends (screening_plan(): on a resume, what remains), before the
+# first request; shown as show_estimate() says.
+inform_estimate <- function(plan, messages) {
+  if (!show_estimate(messages)) {
     return(invisible())
   }
-  total <- sum(estimate$requests)
-  unknown <- estimate$model[is.na(estimate$price)]
-  price <- sum(estimate$price, na.rm = TRUE)
-  tabscreen_inform(c(
-    "i" = "Screening {n_records} record{?s}: {total} request{?s}, about {format_tokens(sum(estimate$input_tokens))} input and {format_tokens(sum(estimate$output_tokens))} output tokens.",
-    if (sum(estimate$cached_tokens %||% 0) > 0) {
-      c("i" = "Of the input, about {format_tokens(sum(estimate$cached_tokens))} tokens are expected to be read from the provider's prompt cache and {format_tokens(sum(estimate$cache_write_tokens))} written to it.")
+  m <- plan$models
+  unknown <- m$model[is.na(m$price)]
+  price <- sum(if (plan$batch) m$price_batch else m$price, na.rm = TRUE)
+  head <- if (!is.na(plan$run_id)) {
+    "Screening {plan$records} record{?s}: the answer store holds {format_tokens(plan$stored)} of the {format_tokens(plan$requests)} requests; {format_tokens(plan$remaining)} remain, about {format_tokens(plan$input_tokens)} input and {format_tokens(plan$output_tokens)} output tokens."
+  } else {
+    "Screening {plan$records} record{?s}: {format_tokens(plan$requests)} request{?s}, about {format_tokens(plan$input_tokens)} input and {format_tokens(plan$output_tokens)} output tokens."
+  }
+  if (plan$remaining == 0) {
+    return(invisible())
+  }
+  cli::cli_inform(c(
+    "i" = head,
+    if (sum(m$cached_tokens) > 0) {
+      c("i" = "Of the input, about {format_tokens(sum(m$cached_tokens))} tokens are expected to be read from the provider's prompt cache and {format_tokens(sum(m$cache_write_tokens))} written to it.")
     },
-    if (length(unknown) < nrow(estimate)) {
+    if (length(unknown) < nrow(m)) {
       c("i" = "Estimated price: about {format_dollars(price)}{if (length(unknown) > 0) ' for the models with a known price' else ''} (the actual price is reported after the run).")
     },
     if (length(unknown) > 0) c("!" = "No price is known for {.val {unknown}}.")
-  ))
+  ), class = c("tabscreen_estimate", "tabscreen_message"))
 }
 
 format_dollars <- function(x) {

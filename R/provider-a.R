@@ -78,7 +78,16 @@
 #' and record, plus about 150 tokens of tool definition per request, and about 10 output tokens per
 #' answer (more with `decision_description = TRUE` and with reasoning). After the run
 #' `price_data` holds the exact price of the tokens the provider reported (cached input at its
-#' price, tokens of malformed answers included, nothing rounded).
+#' price, tokens of malformed answers included, nothing rounded). [screen_plan()] gives the same
+#' estimate (with and without caching, and at batch prices) and the time it takes without sending
+#' anything; `options(tabscreen.max_price = X)` refuses a run estimated above `X` USD unless
+#' `force = TRUE`. On a resume the estimate counts only what remains to be sent.
+#'
+#' Until the endpoint has answered once, a request that shows `api_url` cannot be used (the
+#' connection is refused, the host does not resolve, TLS fails, or the server answers 404, 405,
+#' 501 or a web page) is tried three times in quick succession, and the run then stops with an
+#' error of class `tabscreen_error_endpoint` naming the URL, the cause and the form of URL
+#' expected. After the first answer the retry rules above apply.
 #'
 #' @section Prompt caching and flex processing:
 #' Every request starts with what it shares with others (the tool, then the prompt, then the
@@ -176,6 +185,11 @@
 #'   seconds of requests at the full `rpm`, between 4 and 256).
 #' * `options(tabscreen.timeout = s)`: the seconds one request may take before it is given up and,
 #'   if tries are left, retried (default 120).
+#' * `options(tabscreen.max_price = x)`: the most USD a call may be estimated at before it is sent
+#'   (default `NULL`, no cap; `force = TRUE` passes it); `options(tabscreen.estimate)`: whether the
+#'   estimate is printed (default `NULL`, as `messages` says). See [screen_plan()].
+#' * `options(tabscreen.store_reuse = FALSE)`: the same call as a completed run screens anew
+#'   instead of returning that run's answers (see [screen_store()]).
 #'
 #' @param data A data frame with one row per record.
 #' @param prompt One or more prompts (character). Each record is screened with each prompt.
@@ -223,9 +237,12 @@
 #'   (`detailed_description`, and `longest_answer` when aggregated). This raises the cost
 #'   considerably; it helps to investigate disagreements with human decisions.
 #' @param messages If `TRUE`, print messages (price estimate, blank records, summary of failures).
+#'   `options(tabscreen.estimate = TRUE)` prints the price estimate even with `messages = FALSE`,
+#'   `FALSE` never prints it (see [screen_plan()]).
 #' @param incl_cutoff_upper,incl_cutoff_lower Cut-offs of the inclusion probability, used when
 #'   `reps > 1` (see the section on aggregation).
-#' @param force If `TRUE`, override the safety limits.
+#' @param force If `TRUE`, override the safety limits, including the spending cap
+#'   `options(tabscreen.max_price)` (see [screen_plan()]).
 #' @param custom_model If `TRUE`, `model` is sent as named, without the model rules, and its price
 #'   is unknown.
 #' @param fine_tuned Deprecated: use `custom_model`.
@@ -370,7 +387,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
   check_force_a(models, reps, force, call = call)
 
   # Only now the key, so that a bad argument is reported before a missing key.
-  api_key <- check_api_key(api_key, provider_env_var("a"), messages = messages, call = call)
+  api_key <- plan_api_key(api_key, provider_env_var("a"), messages = messages, call = call)
 
   estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
   options <- screening_options("a", api_url, prompt, model_options("a", models, settings, reps, rpm), grid, top_p, role,

@@ -241,7 +241,7 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   estimate <- estimate_records(rec, prompt, models, settings, reps, 1, decision_description)
   check_force_bc(models, reps, estimate, force, call = call)
 
-  api_key <- check_api_key(api_key, provider_env_var("b"), messages = messages, call = call)
+  api_key <- plan_api_key(api_key, provider_env_var("b"), messages = messages, call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   inform_auto_tool(settings, models, builtin = is.null(tools), messages)

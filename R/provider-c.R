@@ -206,7 +206,7 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
   check_force_bc(models, reps, estimate, force, call = call)
 
-  api_key <- check_api_key(api_key, provider_env_var("c"), messages = messages, call = call)
+  api_key <- plan_api_key(api_key, provider_env_var("c"), messages = messages, call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   confidence <- confidence && is.null(tools)

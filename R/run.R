@@ -47,6 +47,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
 
   bar <- NULL
   state <- NULL
+  last <- NULL
   interrupted <- FALSE
   repeat {
     state <- tryCatch(
@@ -54,6 +55,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
         st <- go_call(C_run_poll, handle, poll_interval, simplify = FALSE, call = call)$meta
         answer_callbacks(handle, st$callbacks, callbacks)
         if (progress) bar <- show_progress(bar, st)
+        last <- st
         # Go waited for the run; this short sleep is where R takes a Ctrl-C pressed meanwhile.
         if (!identical(st$state, "finished")) Sys.sleep(0.001)
         st
@@ -66,11 +68,11 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
     if (interrupted || identical(state$state, "finished")) break
   }
   if (interrupted) go_call(C_run_cancel, handle, call = call)
-  if (!is.null(bar)) cli::cli_progress_done(id = bar)
 
   out <- go_call(C_run_result, handle, merge, call = call)
   collected <- TRUE
   meta <- out$meta
+  if (!is.null(bar)) end_progress(bar, meta, last)
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
   list(answers = out$table, aggregated = out$table2, questions = out$table3, meta = meta)
 }
@@ -85,16 +87,17 @@ inform_store <- function(store, messages) {
       "store; {cli::qty(written)}{?it is/they are} not sent again.")), messages = messages)
   }
   if (isTRUE(store$reused)) {
-    # A completed run holds every answer of the same call: none is sent.
-    tabscreen_inform(c("i" = paste("Taking the answers of the completed run {.val {store$run_id}} from the answer store",
-      "({.code options(tabscreen.store_reuse = TRUE)}): {fmt(store$stored)} of {fmt(store$total)} answers, nothing is sent.")),
+    # A completed run holds every answer of the same call: none is sent, nothing is paid again.
+    tabscreen_inform(c("i" = paste("Run {.val {store$run_id}} of the answer store completed the same requests: its",
+      "{fmt(store$stored)} of {fmt(store$total)} answers are returned and nothing is sent."),
+      " " = "To draw fresh answers instead, set {.code options(tabscreen.store_reuse = FALSE)} for that call."),
       messages = messages)
   } else if (isTRUE(store$resumed)) {
     tabscreen_inform(c("i" = "Resuming run {.val {store$run_id}}: {fmt(store$stored)} of {fmt(store$total)} answers already stored."),
       messages = messages)
   } else if (!is.null(store$previous) && nzchar(store$previous)) {
-    tabscreen_inform(c("i" = "Run {.val {store$previous}} of the answer store screened the same requests and completed; this call screens them anew.",
-      " " = "Set {.code options(tabscreen.store_reuse = TRUE)} to take its answers instead."), messages = messages)
+    tabscreen_inform(c("i" = paste("Run {.val {store$previous}} of the answer store completed the same requests; this call screens them anew",
+      "({.code options(tabscreen.store_reuse = FALSE)}).")), messages = messages)
   }
   invisible()
 }
@@ -176,15 +179,20 @@ callback_value <- function(kind, value) {
   as.numeric(value)
 }
 
+# The progress line counts the answered jobs, and the failed ones with the commonest cause of the
+# failed attempts. Jobs a Ctrl-C or a stop called off (and a batch's jobs left waiting at the
+# provider) are said apart at the end: an interrupted run's bar stays where it was.
 show_progress <- function(bar, st) {
   if (!is.null(st$batch)) return(show_batch_progress(bar, st, parent.frame()))
   if (is.null(bar)) {
     bar <- cli::cli_progress_bar(
       name = "Screening",
       total = st$total,
-      format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total}",
-                     "| failed: {cli::pb_extra$failed} | ETA: {cli::pb_eta}"),
-      extra = list(failed = 0),
+      format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | ETA: {cli::pb_eta}",
+                     "| failed: {cli::pb_extra$failed}{cli::pb_extra$problem}"),
+      format_failed = paste("{cli::pb_name}: {cli::pb_current}/{cli::pb_total} answered",
+                            "| failed: {cli::pb_extra$failed}{cli::pb_extra$problem} | {cli::pb_extra$unsent_label}: {cli::pb_extra$unsent}"),
+      extra = progress_extra(st),
       clear = FALSE,
       # The loop may poll again after the last job: the bar is ended by run_engine(), not by cli
       # when it reaches its total.
@@ -192,8 +200,32 @@ show_progress <- function(bar, st) {
       .envir = parent.frame()
     )
   }
-  cli::cli_progress_update(id = bar, set = st$done, extra = list(failed = st$failed))
+  cli::cli_progress_update(id = bar, set = st$answered %||% st$done, extra = progress_extra(st))
   bar
+}
+
+progress_extra <- function(st, state = NULL) {
+  unsent <- st$unsent %||% 0
+  list(
+    failed = (st$failed %||% 0) - unsent - (st$batch$pending %||% 0),
+    problem = if (nzchar(st$problem %||% "")) paste0(" (mostly ", st$problem, ")") else "",
+    unsent = unsent,
+    unsent_label = if (identical(state, "cancelled")) "cancelled" else "stopped",
+    batches = st$batch$batches %||% 0,
+    pending = st$batch$pending %||% 0
+  )
+}
+
+# Ends the bar with the run's final counts. A run whose every job ended on its own ends as it
+# ran; one cut short shows answered, failed and called off (or waiting) as they are.
+end_progress <- function(bar, meta, last) {
+  final <- list(answered = meta$answered, failed = meta$failed, unsent = meta$unsent %||% 0,
+    problem = last$problem, batch = meta$batch)
+  cli::cli_progress_update(id = bar, set = final$answered, extra = progress_extra(final, meta$state))
+  cut_short <- final$unsent > 0 || (meta$batch$pending %||% 0) > 0
+  # "failed" keeps cli from filling the bar to its total, as it does for "done".
+  cli::cli_progress_done(id = bar, result = if (cut_short) "failed" else "done")
+  invisible()
 }
 
 # A batch screening's bar: lines done of the total, the batches open, elapsed time and ETA.
@@ -205,13 +237,15 @@ show_batch_progress <- function(bar, st, envir) {
       format = paste("{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} lines",
                      "| batches: {cli::pb_extra$batches} | failed: {cli::pb_extra$failed}",
                      "| {cli::pb_elapsed} | ETA: {cli::pb_eta}"),
-      extra = list(failed = 0, batches = 0),
+      format_failed = paste("{cli::pb_name}: {cli::pb_current}/{cli::pb_total} lines answered | failed: {cli::pb_extra$failed}",
+                            "| waiting at the provider: {cli::pb_extra$pending} | {cli::pb_extra$unsent_label}: {cli::pb_extra$unsent}"),
+      extra = progress_extra(st),
       clear = FALSE,
       auto_terminate = FALSE,
       .envir = envir
     )
   }
-  cli::cli_progress_update(id = bar, set = st$done, extra = list(failed = st$failed, batches = st$batch$batches %||% 0))
+  cli::cli_progress_update(id = bar, set = st$answered %||% st$done, extra = progress_extra(st))
   bar
 }
 

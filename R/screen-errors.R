@@ -12,6 +12,11 @@
 #' errors (classes `tabscreen_interrupted`, `tabscreen_error_auth`, `tabscreen_error_quota`)
 #' carry the partial result in their field `result`, e.g. `rlang::last_error()$result`.
 #'
+#' A run stopped because its endpoint could not be used (class `tabscreen_error_endpoint`: nothing
+#' listens at `api_url`, its host does not resolve, or the server has no such path) is not re-sent:
+#' the requests would go to the same URL. `screen_errors()` raises the same class, with the cause;
+#' run the screening call again once the server runs or with the corrected `api_url`.
+#'
 #' The new answers are recorded in the answer store, in the run of `object` (see
 #' [screen_store()]).
 #'
@@ -78,6 +83,7 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   }
   if (!is.null(api_key)) check_api_key(api_key, provider_env_var(args$provider), call = call)
   errors <- object$error_data
+  abort_endpoint_result(object, errors, call)
   if (is.null(errors) || nrow(errors) == 0) {
     tabscreen_inform(c("i" = "{.arg object} has no failed requests to re-send."), messages = args$messages)
     return(object)
@@ -142,4 +148,20 @@ rbind_job_rows <- function(old, new) {
   old <- as.data.frame(old, stringsAsFactors = FALSE)[names(new)]
   out <- rbind(old, as.data.frame(new, stringsAsFactors = FALSE))
   tibble::new_tibble(as.list(out), nrow = nrow(out))
+}
+
+# A result whose run stopped because its endpoint could not be used holds failures that re-sending
+# to the same URL would repeat: say so instead of sending.
+abort_endpoint_result <- function(object, errors, call) {
+  stop <- attr(object, "run_info")$stop
+  if (!identical(stop$class, "tabscreen_error_endpoint") || is.null(errors) || nrow(errors) == 0) {
+    return(invisible())
+  }
+  hint <- stop$hint %||% ""
+  tabscreen_abort(
+    c("The {nrow(errors)} failed request{?s} of {.arg object} did not fail at the provider: {stop$message}",
+      if (nzchar(hint)) c("i" = "{hint}"),
+      "i" = "Re-sending them to the same URL would fail again. Run the screening call again instead, with the corrected {.arg api_url} if it was wrong."),
+    class = "tabscreen_error_endpoint", call = call
+  )
 }

@@ -208,7 +208,14 @@ launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
   if (all(arg_list$reps == 1) && (!is.null(arg_list$incl_cutoff_upper) || !is.null(arg_list$incl_cutoff_lower))) {
     tabscreen_inform(c("i" = "The inclusion cut-offs apply only when {.arg reps} is above 1; they are ignored."), messages = messages)
   }
-  inform_estimate(estimate, nrow(rec$data), messages)
+  # The plan of what remains to be sent (the store may hold answers of this call): what
+  # screen_plan() returns, what the estimate says and what the spending cap is checked against.
+  plan <- screening_plan(rec, options, arg_list, estimate, store_holding(rec, options, call))
+  if (plan_requested()) {
+    return(plan)
+  }
+  inform_estimate(plan, messages)
+  check_price_cap(plan, arg_list$force, call)
   run_screening(
     records = list(index = seq_len(nrow(rec$data)), studyid = rec$ids, title = rec$titles, abstract = rec$abstracts, user = user,
       ipc = rec$ipc),
@@ -292,6 +299,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     state = meta$state, total = meta$total, elapsed_seconds = meta$elapsed_seconds,
     blank_fields = meta$blank_fields, run_date = meta$run_date,
     stored_answers = as.integer(meta$store$stored %||% 0L),
+    stop = meta$stop,
     call_price_dollar = if (isTRUE(arg_list$token_info)) sum(spent$total_price_dollar)
   )
   run_date <- meta$run_date
@@ -350,11 +358,18 @@ finish_run <- function(obj, meta, call) {
     stop_class <- meta$stop$class %||% "tabscreen_error_stopped"
     kept <- meta$store$kept %||% 0
     journal <- paste0(meta$store$path %||% "", ".journal")
+    hint <- meta$stop$hint %||% ""
+    then <- if (identical(stop_class, "tabscreen_error_endpoint")) {
+      # The result's arguments hold the URL that failed: screen_errors() would send there again.
+      "Then run the screening call again, with the corrected {.arg api_url} if it was wrong: nothing was paid for."
+    } else {
+      "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}."
+    }
     tabscreen_abort(
       c("The screening stopped: {meta$stop$message %||% 'the provider refused the requests'}",
+        if (nzchar(hint)) c("i" = "{hint}"),
         "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
-        if (kept > 0) kept_answers_hint(meta$store)
-        else c("i" = "Fix the cause, then finish the run with {.code screen_errors(rlang::last_error()$result)}.")),
+        if (kept > 0) kept_answers_hint(meta$store) else c("i" = then)),
       class = stop_class, result = obj, call = call
     )
   }

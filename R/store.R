@@ -33,9 +33,10 @@
 #' `...` (not the API key, and not the retry, rate and progress settings). A call whose
 #' fingerprint matches an unfinished run (status `running` with its R session gone, `interrupted`,
 #' `stopped`, or `incomplete`: ended with failed requests, e.g. after the network was lost)
-#' resumes it. A run that completed is not reused: the same call again draws fresh
-#' answers in a new run, unless `options(tabscreen.store_reuse = TRUE)`, in which case it returns
-#' the stored answers (and re-sends only the failed requests). The same screening started twice
+#' resumes it. A run that completed is reused: the same call again (a script or an R Markdown
+#' report run twice) returns its stored answers with a message and sends nothing, so nothing is
+#' paid twice. To draw fresh answers instead, set `options(tabscreen.store_reuse = FALSE)`: the
+#' call then screens the records anew in a new run (the completed run stays in the store). The same screening started twice
 #' at once is refused in the second session (error class `tabscreen_error_store_busy`): it never
 #' sends the same requests twice.
 #'
@@ -239,7 +240,8 @@ store_settings <- function(call = rlang::caller_env()) {
   if (is.null(path)) {
     return(list(path = tempfile("tabscreen-run-", fileext = ".sqlite"), reuse = FALSE, temporary = TRUE))
   }
-  reuse <- getOption("tabscreen.store_reuse", FALSE)
+  # TRUE (the default): a completed run of the same call is returned, not paid for again.
+  reuse <- getOption("tabscreen.store_reuse", TRUE)
   if (!rlang::is_bool(reuse)) {
     tabscreen_abort("{.code options(tabscreen.store_reuse)} must be {.code TRUE} or {.code FALSE}.",
       class = "tabscreen_error_store", call = call)

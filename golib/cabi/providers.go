@@ -29,7 +29,7 @@ func TsProviders(doc **C.char) (status C.int) {
 }
 
 type preflightRequest struct {
-	Op       string                 `json:"op"` // fields, settings, estimate, cutoffs
+	Op       string                 `json:"op"` // fields, settings, estimate, cutoffs, holding
 	Provider string                 `json:"provider"`
 	Models   []provider.PolicyModel `json:"models"`
 	Args     provider.PolicyArgs    `json:"args"`
@@ -38,6 +38,9 @@ type preflightRequest struct {
 	Lower    *float64               `json:"incl_cutoff_lower"`
 	// Columns are the text columns of the table that "fields" reads (all of them when empty).
 	Columns []string `json:"columns"`
+	// Options and Store are the run options and the store file of "holding".
+	Options json.RawMessage `json:"options"`
+	Store   string          `json:"store"`
 }
 
 // TsPreflight answers what R asks before a run, with the rules that the run itself applies:
@@ -88,6 +91,25 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 		return succeed(doc, map[string]any{"settings": out})
 	case "estimate":
 		return succeed(doc, map[string]any{"estimate": screen.Estimate(req.Estimate)})
+	case "holding":
+		// What the store holds of the run this call would continue (the records table in `in`).
+		t, err := arrowio.View(cView(in, inLen))
+		if err != nil {
+			return fail(doc, "tabscreen_error_ipc", err)
+		}
+		recs, err := recordsOf(t)
+		if err != nil {
+			return fail(doc, "tabscreen_error_ipc", err)
+		}
+		opts, err := engine.ParseOptions(req.Options)
+		if err != nil {
+			return fail(doc, "tabscreen_error_options", err)
+		}
+		h, err := engine.Holding(req.Store, opts, recs)
+		if err != nil {
+			return storeErr(doc, err)
+		}
+		return succeed(doc, map[string]any{"holding": h})
 	case "cutoffs":
 		c := screen.EffectiveCutoffs(req.Upper, req.Lower)
 		return succeed(doc, map[string]float64{"upper": c.Upper, "lower": c.Lower})

@@ -49,6 +49,26 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 	return c.Str, c.Valid, nil
 }
 
+// recordsOf reads the records table of a run (ARCHITECTURE.md, "Tables").
+func recordsOf(table *arrowio.Table) (engine.Records, error) {
+	titles, titleValid, err := textColumn(table, "title")
+	if err != nil {
+		return engine.Records{}, err
+	}
+	abstracts, abstractValid, err := textColumn(table, "abstract")
+	if err != nil {
+		return engine.Records{}, err
+	}
+	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
+	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
+		recs.StudyIDs = make([]string, len(c.Str))
+		for i, id := range c.Str {
+			recs.StudyIDs[i] = strings.Clone(id) // kept for the store, past this call
+		}
+	}
+	return recs, nil
+}
+
 // freeAfterRecords is the size of a records table (bytes of its IPC stream) above which a run's
 // start returns the memory of its setting up to the system.
 const freeAfterRecords = 64 << 20
@@ -71,22 +91,11 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	if err != nil {
 		return fail(doc, "tabscreen_error_options", err)
 	}
-	titles, titleValid, err := textColumn(table, "title")
-	if err != nil {
-		return fail(doc, "tabscreen_error_ipc", err)
-	}
-	abstracts, abstractValid, err := textColumn(table, "abstract")
+	recs, err := recordsOf(table)
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
 	registerTestAdapters()
-	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
-	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
-		recs.StudyIDs = make([]string, len(c.Str))
-		for i, id := range c.Str {
-			recs.StudyIDs[i] = strings.Clone(id) // kept for the store, past this call
-		}
-	}
 	run, err := engine.Start(opts, recs, C.GoString(apiKey))
 	if se := (*store.Error)(nil); errors.As(err, &se) {
 		return storeErr(doc, err)

@@ -78,10 +78,16 @@ type Run struct {
 	batch       *batchRun    // nil unless the run goes through the provider's batch API
 	afterSubmit func() error // batch.Runner.AfterSubmit (tests)
 
-	done, answered, failed, retries, inFlight atomic.Int64
-	started                                   time.Time
-	elapsed                                   time.Duration
-	finished                                  chan struct{}
+	// reached: the endpoint has answered once (see endpoint.go); problems: the causes of failed
+	// attempts, for the progress line.
+	reached  atomic.Bool
+	problems problems
+
+	// unsent counts the jobs failed because the run was cancelled or stopped before they ended.
+	done, answered, failed, unsent, retries, inFlight atomic.Int64
+	started                                           time.Time
+	elapsed                                           time.Duration
+	finished                                          chan struct{}
 }
 
 // result is the outcome of one job. What the answer store holds of it (the decision, the
@@ -355,6 +361,7 @@ func (r *Run) closeUnfinished() {
 		if !r.results[i].done {
 			r.results[i] = result{done: true, payload: &payload{reason: reason}}
 			r.failed.Add(1)
+			r.unsent.Add(1)
 			r.done.Add(1)
 		}
 	}
@@ -408,11 +415,15 @@ func (r *Run) Finished() bool {
 
 // Progress is what R's poll loop shows.
 type Progress struct {
-	State     string      `json:"state"`
-	Total     int         `json:"total"`
-	Done      int64       `json:"done"`
-	Answered  int64       `json:"answered"`
-	Failed    int64       `json:"failed"`
+	State    string `json:"state"`
+	Total    int    `json:"total"`
+	Done     int64  `json:"done"`
+	Answered int64  `json:"answered"`
+	Failed   int64  `json:"failed"`
+	// Unsent of the failed jobs were called off by a cancel or a stop; Problem is the commonest
+	// cause of the failed attempts so far ("" when none failed).
+	Unsent    int64       `json:"unsent"`
+	Problem   string      `json:"problem"`
 	Retries   int64       `json:"retries"`
 	InFlight  int64       `json:"in_flight"`
 	Callbacks []*Callback `json:"callbacks"`
@@ -441,7 +452,7 @@ func (r *Run) Poll() Progress {
 		cbs = []*Callback{}
 	}
 	return Progress{State: state, Total: len(r.jobs), Done: r.done.Load(), Answered: r.answered.Load(),
-		Failed: r.failed.Load(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs, Batch: r.batchState()}
+		Failed: r.failed.Load(), Unsent: r.unsent.Load(), Problem: r.problems.commonest(), Retries: r.retries.Load(), InFlight: r.inFlight.Load(), Callbacks: cbs, Batch: r.batchState()}
 }
 
 // Reply delivers R's answers to callbacks.

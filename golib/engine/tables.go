@@ -293,6 +293,7 @@ type Summary struct {
 	Total       int         `json:"total"`
 	Answered    int64       `json:"answered"`
 	Failed      int64       `json:"failed"`
+	Unsent      int64       `json:"unsent"`
 	Elapsed     float64     `json:"elapsed_seconds"`
 	RunDate     string      `json:"run_date"`
 	PriceData   []PriceRow  `json:"price_data"`
@@ -308,7 +309,7 @@ type Summary struct {
 func (r *Run) Summarise() Summary {
 	state, stop := r.State()
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
-		Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
+		Unsent: r.unsent.Load(), Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
 		Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
 	if o := r.opts.Result; o != nil && o.Price != nil {
 		s.PriceData = mergePrices(o.Price, s.PriceData)
@@ -317,7 +318,7 @@ func (r *Run) Summarise() Summary {
 		s.PriceData = []PriceRow{}
 	}
 	if stop != nil {
-		s.Stop = map[string]string{"class": stop.Class, "message": stop.Message}
+		s.Stop = map[string]string{"class": stop.Class, "message": stop.Message, "hint": stop.Hint}
 	}
 	return s
 }

@@ -76,7 +76,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		est := r.estimators[j.model].estimate(rule)
 		turn, err := r.waitTurn(j, est)
 		if err != nil {
-			r.fail(res, "not sent: "+r.causeText())
+			r.failUnsent(res, "not sent: "+r.causeText())
 			return
 		}
 		if first.IsZero() {
@@ -86,21 +86,48 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		res.attempts++
 		a := r.send(req, turn)
 		t.last = a
+		if !r.reached.Load() {
+			if short, cause, bad := endpointProblem(a); bad {
+				r.account(j, rule, est, a, false, screen.Usage{})
+				if a.err != nil && r.ctx.Err() != nil {
+					r.failUnsent(res, "interrupted: "+r.causeText())
+					return
+				}
+				r.problems.add(short)
+				if tries >= r.endpointAttempts() {
+					// Another job may have had an answer meanwhile: then this is one job's failure.
+					if !r.reached.Load() {
+						r.stopEndpoint(cause, a)
+					}
+					r.fail(res, cause)
+					return
+				}
+				r.retries.Add(1)
+				r.note(t, a, res.attempts, cause)
+				if err := r.sleep(endpointWait); err != nil {
+					r.failUnsent(res, cause+"; then "+r.causeText())
+					return
+				}
+				continue
+			}
+		}
 		var out provider.Outcome
 		answered := a.err == nil && a.status >= 200 && a.status < 300
 		if answered {
+			r.reached.Store(true)
 			out = r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
 		}
 		r.account(j, rule, est, a, answered, out.Usage)
 		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
 		if a.err != nil && r.ctx.Err() != nil {
-			r.fail(res, "interrupted: "+r.causeText())
+			r.failUnsent(res, "interrupted: "+r.causeText())
 			return
 		}
 		var f provider.Failure
 		switch {
 		case a.err != nil:
 			f = provider.Failure{Verdict: provider.Retry, Message: errorText(a.err)}
+			r.problems.add(attemptCause(a, f))
 		case answered:
 			res.billed.add(out.Usage)
 			if out.Failure == nil {
@@ -108,6 +135,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				return
 			}
 			f = *out.Failure
+			r.problems.add(attemptCause(a, f))
 			if f.Verdict == provider.Reask {
 				msg, allowed := r.retryAllowed(tries, first, 0)
 				if reasks < maxReasks && allowed {
@@ -124,6 +152,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 				r.pacers[j.model].refused()
 			}
 			f = r.adapter.Classify(provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
+			r.problems.add(attemptCause(a, f))
 			if f.Verdict == provider.StopRun {
 				r.stopRun(provider.Stop{Class: f.Class, Message: f.Message})
 				r.fail(res, f.Message)
@@ -147,7 +176,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		r.retries.Add(1)
 		r.note(t, a, res.attempts, f.Message)
 		if err := r.sleep(wait); err != nil {
-			r.fail(res, f.Message+"; then "+r.causeText())
+			r.failUnsent(res, f.Message+"; then "+r.causeText())
 			return
 		}
 	}
@@ -348,6 +377,13 @@ func (r *Run) succeed(res *result, out provider.Outcome, a attempt, first time.T
 	res.runTime, res.at = a.at.Sub(first).Seconds(), a.at.UnixNano()
 	r.answered.Add(1)
 	r.done.Add(1)
+}
+
+// failUnsent fails a job the run called off before it was answered or failed on its own (not
+// sent, or waiting to be sent again): the run was cancelled or stopped.
+func (r *Run) failUnsent(res *result, reason string) {
+	r.fail(res, reason)
+	r.unsent.Add(1)
 }
 
 func (r *Run) fail(res *result, reason string) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -91,6 +92,25 @@ func classify(rate RateHeaders, r Response, now time.Time, message string) Failu
 	}
 	f.Pause = f.HasWait && r.Status == http.StatusTooManyRequests
 	return f
+}
+
+// WrongURL reports an HTTP answer that means the request reached a server but not the API: no such
+// path (404), no POST there (405), nothing implemented there (501), or a web page where JSON was
+// expected. Before a run's first answer it stops the run (the engine's endpoint check); later it
+// is an ordinary failure.
+func WrongURL(r Response) (string, bool) {
+	switch r.Status {
+	case http.StatusNotFound:
+		return "HTTP 404 Not Found: the server has no such path", true
+	case http.StatusMethodNotAllowed:
+		return "HTTP 405 Method Not Allowed: the server takes no POST requests at that path", true
+	case http.StatusNotImplemented:
+		return "HTTP 501 Not Implemented: the server does not serve that path", true
+	}
+	if r.Status >= 200 && r.Status < 300 && strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "text/html") {
+		return fmt.Sprintf("HTTP %d with a web page instead of the API's JSON", r.Status), true
+	}
+	return "", false
 }
 
 // stopped is a failure that stops the run.

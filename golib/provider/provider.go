@@ -200,6 +200,8 @@ type RateState struct {
 type Stop struct {
 	Class   string
 	Message string
+	// Hint, when set, says what the user can do about it.
+	Hint string
 }
 
 // New returns the adapter of a registered provider, named by its letter or its protocol.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -71,6 +72,18 @@ func (d Descriptor) Endpoint(apiURL string) string {
 		return base
 	}
 	return base + d.Path
+}
+
+// URLForm describes, for messages, the api_url the provider expects: a base URL to which Path is
+// added, or the endpoint itself, ending as the default URL's path does.
+func (d Descriptor) URLForm() string {
+	if d.Path != "" {
+		return fmt.Sprintf("a base URL such as %s (%s is added to it)", d.DefaultURL, d.Path)
+	}
+	if u, err := url.Parse(d.DefaultURL); err == nil && u.Path != "" && u.Path != "/" {
+		return fmt.Sprintf("the full endpoint, ending in %s, such as %s", u.Path, d.DefaultURL)
+	}
+	return "a URL such as " + d.DefaultURL
 }
 
 var (

@@ -179,6 +179,8 @@ expect_time_token_dropped <- function(screen, key_var, key, user_cols, answer_co
 # lands in error_data. Returns the result.
 screen_through_faults <- function(fake, screen, kind, n, ...) {
   fake$configure(fail_first_n = list(kind = kind, n = n))
+  # The same call under each fault: it screens anew instead of returning the completed run.
+  withr::local_options(tabscreen.store_reuse = FALSE)
   res <- screen(fake, ...)
   expect_null(res$error_data)
   invisible(res)

@@ -118,18 +118,18 @@ test_that("wait = FALSE returns after submitting, and the same call later collec
 # Another R process that screens the 10 records of batch_records(10) as a batch of provider A
 # against `fake`, with the answer store of this one; returns it once the fake has created the
 # batch. The process's value is the class of what screen_batch() returned and its pending count.
-waiting_batch_process <- function(fake, key) {
-  child <- callr::r_bg(function(url, store, libs, key) {
+waiting_batch_process <- function(fake, key, progress = FALSE) {
+  child <- callr::r_bg(function(url, store, libs, key, progress) {
     .libPaths(libs)
     library(tabscreen)
     Sys.setenv(PROVIDER_A_API_KEY = key)
-    options(tabscreen.store = store)
+    options(tabscreen.store = store, cli.progress_show_after = 0, cli.dynamic = FALSE, cli.width = 150)
     d <- data.frame(studyid = 1:10, title = paste("Batch title", 1:10),
       abstract = paste("Batch abstract about family therapy", 1:10))
     res <- screen_batch(tabscreen_a.tools, d, prompt = "Is this study about family therapy?", studyid = studyid,
-      title = title, abstract = abstract, api_url = url, progress = FALSE, messages = FALSE)
+      title = title, abstract = abstract, api_url = url, progress = progress, messages = FALSE)
     list(class = class(res), pending = res$pending)
-  }, args = list(url = fake$url, store = getOption("tabscreen.store"), libs = .libPaths(), key = key))
+  }, args = list(url = fake$url, store = getOption("tabscreen.store"), libs = .libPaths(), key = key, progress = progress))
   withr::defer(if (child$is_alive()) child$kill(), envir = parent.frame())
   deadline <- Sys.time() + 60
   while (fake$stats()$batch$created < 1 && Sys.time() < deadline) Sys.sleep(0.05)
@@ -153,13 +153,17 @@ test_that("an R process killed while it waits leaves nothing to submit twice", {
 test_that("Ctrl-C while waiting stops waiting: the batches run on and the same call collects them", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-interrupt")
   fake <- local_fake_provider(batches = TRUE, seed = 15, batch_delay_ms = 3000)
-  child <- waiting_batch_process(fake, "sk-test-batch-interrupt")
+  child <- waiting_batch_process(fake, "sk-test-batch-interrupt", progress = TRUE)
   Sys.sleep(0.5) # into the wait
   child$interrupt() # SIGINT, as Ctrl-C sends
   child$wait(30000)
   out <- child$get_result()
   expect_identical(out$class, "tabscreen_batch")
   expect_equal(out$pending, 10)
+  # The bar ends as things are, not at 10/10.
+  bar <- utils::tail(grep("Batch", cli::ansi_strip(child$read_all_error_lines()), value = TRUE), 1)
+  expect_match(bar, "0/10 lines answered", fixed = TRUE)
+  expect_match(bar, "waiting at the provider: 10", fixed = TRUE)
   expect_equal(fake$stats()$batch$cancelled %||% 0, 0)
   res <- screen_batch_a(fake, batch_records(10))
   expect_equal(nrow(res$answer_data), 10)

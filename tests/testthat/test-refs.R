@@ -587,6 +587,8 @@ test_that("all-exclude and all-include screenings give those decisions; a re-scr
   expect_true(all(grepl("; incl_p = 0 (2 reps, 0 missing);", excluded$tabscreen_note, fixed = TRUE)))
 
   fake$configure(decisions = list("1" = 1))
+  # The same records and prompt again: screened anew, not the completed run's answers.
+  withr::local_options(tabscreen.store_reuse = FALSE)
   res2 <- tabscreen_a.tools(excluded, prompt = test_prompt, title = title, abstract = abstract,
     api_url = fake$url, reps = 2, progress = FALSE, messages = FALSE)
   write_refs(res2, out)

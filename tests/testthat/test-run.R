@@ -94,7 +94,7 @@ test_that("llm_is_transient() in R agrees with the Go default on the same respon
   expect_identical(sum(r_rule), 11L)
 })
 
-test_that("Ctrl-C cancels within a second, closes every connection and carries the answers", {
+test_that("Ctrl-C cancels within a second, closes every connection and carries the answers; the bar shows them as they are", {
   skip_on_os("windows")
   fake <- local_fake_provider(latency_ms = 400)
   proc <- callr::r_bg(
@@ -102,11 +102,12 @@ test_that("Ctrl-C cancels within a second, closes every connection and carries t
       .libPaths(libs)
       library(tabscreen)
       Sys.setenv(PROVIDER_A_API_KEY = "sk-test-interrupt")
+      options(cli.progress_show_after = 0, cli.dynamic = FALSE, cli.width = 150)
       d <- data.frame(title = paste("title", 1:300), abstract = paste("abstract", 1:300))
       tryCatch(
         {
           tabscreen_a.tools(d, prompt = "Include?", title = title, abstract = abstract,
-                            api_url = url, rpm = 1200, progress = FALSE, messages = FALSE)
+                            api_url = url, rpm = 1200, progress = TRUE, messages = FALSE)
           list(class = "finished")
         },
         tabscreen_interrupted = function(cnd) {
@@ -133,6 +134,9 @@ test_that("Ctrl-C cancels within a second, closes every connection and carries t
   expect_gte(res$answers, 10)
   expect_equal(res$answers + res$errors, 300)
   expect_true(all(grepl("cancelled by the user", res$reasons)))
+  # The bar ends as things are, not at "300/300 | failed: 0 | ETA: 0s".
+  bar <- utils::tail(grep("Screening", cli::ansi_strip(proc$read_all_error_lines()), value = TRUE), 1)
+  expect_match(bar, sprintf("%d/300 answered | failed: 0 | cancelled: %d", res$answers, res$errors), fixed = TRUE)
   Sys.sleep(1)
   expect_equal(fake$stats()$open_api_connections, 0)
 })
@@ -174,6 +178,8 @@ test_that("every kind of transient fault is retried to an answer", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-faults")
   withr::local_options(tabscreen.timeout = 1)
   fake <- local_fake_provider(retry_after_ms = 5)
+  # The same call once per kind: each screens anew rather than taking the completed run's answer.
+  withr::local_options(tabscreen.store_reuse = FALSE)
   kinds <- c("429", "500", "502", "503", "504", "hang", "drop", "malformed", "no_tool", "bad_args", "bad_enum")
   for (kind in kinds) {
     fake$reset()

@@ -101,7 +101,7 @@ test_that("the file is a plain SQLite database that DBI can read", {
   expect_equal(DBI::dbGetQuery(con, "PRAGMA journal_mode")[[1]], "wal")
 })
 
-test_that("a completed run is screened anew unless reuse is asked for", {
+test_that("the same call on a completed run returns its answers; store_reuse = FALSE screens anew", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-store-reuse")
   fake <- local_fake_provider(seed = 4)
   first <- screen_store_test(fake$url, 5)
@@ -109,17 +109,22 @@ test_that("a completed run is screened anew unless reuse is asked for", {
   said <- testthat::capture_messages(second <- tabscreen_a.tools(store_records(5),
     prompt = "Is this a trial of family therapy?", studyid = studyid, title = title, abstract = abstract,
     api_url = fake$url, progress = FALSE))
-  expect_true(any(grepl("screened the same requests and completed", said)))
-  expect_equal(fake$stats()$requests_total, 5)
-  expect_false(identical(attr(second, "store")$run_id, attr(first, "store")$run_id))
-
-  withr::local_options(tabscreen.store_reuse = TRUE)
-  fake$reset()
-  third <- screen_store_test(fake$url, 5)
+  said <- paste(said, collapse = "\n")
+  expect_match(said, "completed the same requests: its 5 of 5 answers are returned and nothing is sent")
+  expect_match(said, "options(tabscreen.store_reuse = FALSE)", fixed = TRUE)
   expect_equal(fake$stats()$requests_total, 0)
-  expect_equal(attr(third, "store")$run_id, attr(second, "store")$run_id)
-  expect_equal(third$answer_data$decision_llm, second$answer_data$decision_llm)
-  expect_equal(third$price_dollar, second$price_dollar)
+  expect_equal(attr(second, "store")$run_id, attr(first, "store")$run_id)
+  expect_equal(second$answer_data$decision_llm, first$answer_data$decision_llm)
+  expect_equal(second$price_dollar, first$price_dollar)
+
+  withr::local_options(tabscreen.store_reuse = FALSE)
+  fake$reset()
+  said <- testthat::capture_messages(third <- tabscreen_a.tools(store_records(5),
+    prompt = "Is this a trial of family therapy?", studyid = studyid, title = title, abstract = abstract,
+    api_url = fake$url, progress = FALSE))
+  expect_match(paste(said, collapse = "\n"), "completed the same requests; this call screens them anew")
+  expect_equal(fake$stats()$requests_total, 5)
+  expect_false(identical(attr(third, "store")$run_id, attr(first, "store")$run_id))
   expect_equal(nrow(screen_store()), 2)
 })
 
