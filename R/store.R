@@ -134,7 +134,7 @@
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[1:40, ], prompt = "Is this study about functional family therapy?",
 #'   studyid = studyid, title = title, abstract = abstract,
-#'   api_url = fake$url, progress = FALSE
+#'   api_url = fake$url, api_key = "not-a-real-key", progress = FALSE
 #' )
 #' damaged <- getOption("tabscreen.store")
 #' pages <- file.size(damaged) %/% 4096
@@ -142,7 +142,8 @@
 #' seek(con, (pages %/% 2) * 4096, rw = "write")
 #' writeBin(as.raw(rep(0x5a, 2 * 4096)), con) # two pages overwritten in the middle
 #' close(con)
-#' try(screen_store())
+#' err <- tryCatch(screen_store(), tabscreen_error_store_damaged = function(e) e)
+#' class(err)[1]
 #' recovered <- tempfile(fileext = ".sqlite")
 #' screen_store_recover(damaged, recovered)
 #' screen_store(recovered)[c("run_id", "jobs", "answered")]
