@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -101,6 +102,11 @@ func classify(rate RateHeaders, r Response, now time.Time, message string) Failu
 func WrongURL(r Response) (string, bool) {
 	switch r.Status {
 	case http.StatusNotFound:
+		// Providers and local servers also answer 404 for a model they do not have: that is the
+		// model argument's fault, not the URL's, and stays an ordinary failure with its message.
+		if bytes.Contains(bytes.ToLower(r.Body), []byte("model")) {
+			return "", false
+		}
 		return "HTTP 404 Not Found: the server has no such path", true
 	case http.StatusMethodNotAllowed:
 		return "HTTP 405 Method Not Allowed: the server takes no POST requests at that path", true
