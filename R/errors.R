@@ -18,6 +18,7 @@
 #     tabscreen_error_api_key        no API key in the environment variable
 #     tabscreen_error_store          the answer store cannot be used or written (R/store.R)
 #       tabscreen_error_store_damaged  the store's file is damaged (screen_store_recover() copies what can be read)
+#       tabscreen_error_store_kept     answers an earlier call kept (a failed write) cannot be written in yet
 #     tabscreen_error_store_busy     the same run is being screened by another live R session
 #     tabscreen_error_store_run      no such run in the store
 #     tabscreen_error_auth / _quota  the provider refused the key or the account has no credit

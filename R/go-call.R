@@ -40,8 +40,11 @@ abort_go_error <- function(err, call) {
   message <- err$message %||% "the Go core returned an error without a message"
   # Plain rlang::abort(): Go's text may hold braces that cli would read as markup.
   hint <- store_error_hint(class[[1]])
-  # A damaged store is a store that cannot be used, as a handler of the wider class expects.
-  if ("tabscreen_error_store_damaged" %in% class) class <- c(class, "tabscreen_error_store")
+  # A damaged store, or one that cannot yet take the answers an earlier call kept, is a store that
+  # cannot be used, as a handler of the wider class expects.
+  if (any(c("tabscreen_error_store_damaged", "tabscreen_error_store_kept") %in% class)) {
+    class <- c(class, "tabscreen_error_store")
+  }
   rlang::abort(c(message, hint), class = unique(c(class, "tabscreen_error")), call = call)
 }
 

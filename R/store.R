@@ -49,7 +49,8 @@
 #' session until it ends (the error says which). The next call on the store (the same screening,
 #' [screen_errors()] on the partial result, or `screen_store()`) writes them into the store before
 #' anything is sent, so that no answered request is sent again; a screening call refuses to start
-#' while they cannot be written. A run is `completed` only when the store holds an answer for each
+#' while they cannot be written (class `tabscreen_error_store_kept`, also `tabscreen_error_store`:
+#' free space on the store's disk; pointing the call at another store would leave them behind). A run is `completed` only when the store holds an answer for each
 #' of its requests.
 #'
 #' @section A damaged store:

@@ -186,8 +186,11 @@ func (s *Store) WriteKept() (int, error) {
 		if pending == 1 {
 			what = "1 answer"
 		}
-		return 0, storeError(s.Path, fmt.Sprintf("cannot take the %s that an earlier call received and could not write "+
+		e := storeError(s.Path, fmt.Sprintf("cannot take the %s that an earlier call received and could not write "+
 			"(kept in %s); nothing is sent until it can. Free space on its disk, then call again", what, keptPlace(s.Path, journal)), err)
+		// Its own class: the hint for other store errors (use another file) would leave these answers behind.
+		e.Class = "tabscreen_error_store_kept"
+		return 0, e
 	}
 	delete(keptInMemory, s.Path)
 	if err := os.Remove(journal); err != nil && !os.IsNotExist(err) {

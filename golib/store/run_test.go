@@ -234,8 +234,9 @@ func TestFailedWriteKeepsEveryAnswerForTheNextCall(t *testing.T) {
 			}
 
 			// While the store still fails, the same call is refused before it sends anything.
-			if _, err := engine.Start(storeRunOptions(srv.URL, path), distinctRecords(n), "k"); err == nil ||
-				!strings.Contains(err.Error(), "could not write") {
+			var refused *store.Error
+			if _, err := engine.Start(storeRunOptions(srv.URL, path), distinctRecords(n), "k"); !errors.As(err, &refused) ||
+				refused.Class != "tabscreen_error_store_kept" || !strings.Contains(err.Error(), "could not write") {
 				t.Fatalf("a call on the failing store: %v", err)
 			}
 			if again, _ := srv.sent(); again != requests {
