@@ -39,6 +39,7 @@ test_that("a screening sends the key of the conventional variable, and messages 
   key <- "sk-from-openai-variable-91"
   withr::local_envvar(PROVIDER_A_API_KEY = NA, OPENAI_API_KEY = key)
   fake <- local_fake_provider(seed = 71)
+  withr::local_options(tabscreen.store_reuse = FALSE) # the same call again must send, with the key
   out <- collect_messages(screen_a(fake, messages = TRUE))
   expect_equal(nrow(out$value$answer_data), nrow(test_records()))
   expect_true(any(grepl("Using the API key in `OPENAI_API_KEY`", out$messages, fixed = TRUE)))

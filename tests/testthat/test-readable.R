@@ -167,6 +167,7 @@ test_that("summary() prints one block per group", {
 test_that("the incl_p plot draws the bars at 0 and 1 whole, inside the axis", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-readable")
   fake <- local_fake_provider(seed = 56, decisions = list("1" = 0.5, "0" = 0.5))
+  withr::local_options(tabscreen.store_reuse = FALSE) # the same call again draws fresh answers
   for (reps in c(2, 3)) {
     res <- screen_a(fake, reps = reps)
     incl <- res$answer_data_aggregated$incl_p
