@@ -38,9 +38,11 @@ const (
 // spend is tokens counted by the provider at a time: a request's estimate when it is let go (its
 // prompt once answered), and its answer's completion when it arrives.
 type spend struct {
-	at     time.Time
-	tokens float64
-	live   bool // in the ledger
+	at         time.Time
+	tokens     float64
+	live       bool      // in the ledger
+	stale      bool      // its reservation was taken back: reserve again
+	nextBefore time.Time // the even pace's next admission before this one was reserved
 }
 
 // tokenBudget paces requests by tokens per minute. Each request takes its estimate before it is
@@ -71,33 +73,62 @@ func newTokenBudget(tpm float64, c clock.Clock) *tokenBudget {
 	return &tokenBudget{clock: c, user: tpm, limit: tpm, share: tokenMargin, first: make(chan struct{})}
 }
 
-// take reserves est tokens and waits until they keep to the limit. A wait that ends early (the
-// run stopped) gives them back.
+// take reserves est tokens and waits until they keep to the limit. A 429 or a new limit while it
+// waits makes it reserve again under the new rule. A wait that ends early (the run stopped) gives
+// the tokens back.
 func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
 	if err := b.awaitFirst(ctx); err != nil {
 		return nil, err
 	}
+	e := &spend{tokens: est}
 	b.mu.Lock()
-	now := b.clock.Now()
 	b.inFlight += est
-	e := &spend{at: now, tokens: est}
-	if b.limit > 0 {
-		b.prune(now)
-		e.at = b.admission(now, est)
-		e.live = true
-		b.insert(e)
-		b.minute += est
-		b.next = e.at.Add(b.interval(est))
-		if e.at.After(now) {
-			b.held = now
+	for {
+		now := b.clock.Now()
+		e.at, e.stale = now, false
+		if b.limit > 0 {
+			b.prune(now)
+			b.reserve(e, now)
+		}
+		b.mu.Unlock()
+		if err := clock.Sleep(ctx, b.clock, e.at.Sub(now)); err != nil {
+			b.settle(e, e.tokens, 0, 0)
+			return nil, err
+		}
+		b.mu.Lock()
+		if !e.stale {
+			b.mu.Unlock()
+			return e, nil
 		}
 	}
-	b.mu.Unlock()
-	if err := clock.Sleep(ctx, b.clock, e.at.Sub(now)); err != nil {
-		b.settle(e, est, 0, 0)
-		return nil, err
+}
+
+// reserve puts e in the ledger at the earliest time that keeps to the limit (b.mu held).
+func (b *tokenBudget) reserve(e *spend, now time.Time) {
+	e.at = b.admission(now, e.tokens)
+	e.live = true
+	e.nextBefore = b.next
+	b.insert(e)
+	b.minute += e.tokens
+	b.next = e.at.Add(b.interval(e.tokens))
+	if e.at.After(now) {
+		b.held = now
 	}
-	return e, nil
+}
+
+// reschedule takes the reservations still to come out of the ledger: their requests reserve
+// again when they wake, under the rule now in force (b.mu held).
+func (b *tokenBudget) reschedule(now time.Time) {
+	n := len(b.ledger)
+	for n > b.head && b.ledger[n-1].at.After(now) {
+		e := b.ledger[n-1]
+		b.minute -= e.tokens
+		b.next = e.nextBefore
+		e.live, e.stale = false, true
+		b.ledger[n-1] = nil
+		n--
+	}
+	b.ledger = b.ledger[:n]
 }
 
 // awaitFirst lets the first request go, and holds the others until its reply reported the limit
@@ -224,6 +255,7 @@ func (b *tokenBudget) refused() {
 	b.second = true
 	b.share = math.Max(minTokenShare, b.share*tokenStep)
 	b.lowered = now
+	b.reschedule(now)
 }
 
 // follow takes the provider's reported limit (and, when known, what remains of it): the budget
@@ -241,13 +273,14 @@ func (b *tokenBudget) follow(limit, remaining float64, hasRemaining bool) {
 	if limit == b.limit {
 		return
 	}
+	now := b.clock.Now()
 	if b.limit == 0 && hasRemaining && remaining < limit {
-		now := b.clock.Now()
 		b.prune(now)
 		b.insert(&spend{at: now, tokens: limit - remaining, live: true})
 		b.minute += limit - remaining
 	}
 	b.limit = limit
+	b.reschedule(now)
 }
 
 // followed is the limit the budget follows (tests).

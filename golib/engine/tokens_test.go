@@ -3,6 +3,10 @@ package engine
 import (
 	"context"
 	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,4 +333,84 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 	if _, err := ParseOptions([]byte(`{"api_url":"http://x","prompts":["p"],"models":[{"name":"m","reps":1,"rpm":1}],"tpm":0}`)); err == nil {
 		t.Fatal("tpm 0 accepted")
 	}
+}
+
+// With many requests waiting for their reserved times, a 429 takes the reservations back: the
+// requests reserve again under the per-second rule, and none goes on the old schedule.
+func TestTokenBudgetA429ReschedulesTheWaitingRequests(t *testing.T) {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(start)
+	b := newTokenBudget(200000, fc)
+	var (
+		mu        sync.Mutex
+		c         counting
+		count     int
+		refusedAt time.Time
+		wg        sync.WaitGroup
+	)
+	var live atomic.Int32 // workers still taking
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		live.Add(1)
+		go func() {
+			defer wg.Done()
+			defer live.Add(-1)
+			for {
+				e, err := b.take(context.Background(), 800)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if count == 600 {
+					mu.Unlock()
+					b.settle(e, 800, 0, 0)
+					return
+				}
+				count++
+				c.add(e.at, 800)
+				if count == 150 {
+					refusedAt = fc.Now()
+					b.refused()
+				}
+				mu.Unlock()
+				b.settle(e, 800, 750, 50)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	// The clock moves once every worker waits: all of them hold a reservation when the 429 comes.
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			if next, ok := fc.NextDeadline(); ok && fc.Waiting() >= int(live.Load()) {
+				fc.Advance(next.Sub(fc.Now()))
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}
+	sort.Sort(byTime(c))
+	if waiting := c.at[len(c.at)-1].Sub(refusedAt); waiting < 10*time.Second {
+		t.Fatalf("the requests after the 429 took %v: few were waiting", waiting)
+	}
+	if after := c.most(time.Second, refusedAt.Add(time.Nanosecond)); after > 200000.0/60 {
+		t.Errorf("after the 429 a sliding second counted %.0f tokens", after)
+	}
+	if got := c.most(time.Minute, start); got > 200000 {
+		t.Errorf("a sliding minute counted %.0f tokens", got)
+	}
+}
+
+// byTime sorts what a provider counted by time.
+type byTime counting
+
+func (c byTime) Len() int           { return len(c.at) }
+func (c byTime) Less(i, j int) bool { return c.at[i].Before(c.at[j]) }
+func (c byTime) Swap(i, j int) {
+	c.at[i], c.at[j] = c.at[j], c.at[i]
+	c.tokens[i], c.tokens[j] = c.tokens[j], c.tokens[i]
 }
