@@ -77,9 +77,6 @@ func newTokenBudget(tpm float64, c clock.Clock) *tokenBudget {
 // waits makes it reserve again under the new rule. A wait that ends early (the run stopped) gives
 // the tokens back.
 func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
-	if err := b.awaitFirst(ctx); err != nil {
-		return nil, err
-	}
 	e := &spend{tokens: est}
 	b.mu.Lock()
 	b.inFlight += est
@@ -132,7 +129,8 @@ func (b *tokenBudget) reschedule(now time.Time) {
 }
 
 // awaitFirst lets the first request go, and holds the others until its reply reported the limit
-// (or firstReplyWait passed), when neither the user nor a reply has given one.
+// (or firstReplyWait passed), when neither the user nor a reply has given one. A request calls it
+// once, before it estimates its tokens: the reply also corrects the estimates.
 func (b *tokenBudget) awaitFirst(ctx context.Context) error {
 	b.mu.Lock()
 	open := b.user > 0 || !b.sent

@@ -195,7 +195,13 @@ func TestTokenBudgetFollowsReportedLimits(t *testing.T) {
 			}
 			for i, want := range tc.waits {
 				before := fc.Now()
-				if err := drive(fc, func() error { _, err := b.take(context.Background(), 1000); return err }); err != nil {
+				if err := drive(fc, func() error {
+					if err := b.awaitFirst(context.Background()); err != nil {
+						return err
+					}
+					_, err := b.take(context.Background(), 1000)
+					return err
+				}); err != nil {
 					t.Fatal(err)
 				}
 				if got := fc.Now().Sub(before); got.Round(time.Millisecond) != want.Round(time.Millisecond) {

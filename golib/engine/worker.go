@@ -73,8 +73,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 	tries, reasks := 0, 0
 	rule := requestRule(req.Body)
 	for {
-		est := r.estimators[j.model].estimate(rule)
-		turn, spent, err := r.waitTurn(j, est)
+		turn, spent, est, err := r.waitTurn(j, rule)
 		if err != nil {
 			r.fail(res, "not sent: "+r.causeText())
 			return
@@ -186,26 +185,30 @@ func (r *Run) seed() int64 {
 	return r.clock.Now().UnixNano()
 }
 
-// waitTurn waits out a run-wide pause (a 429 told us to hold off), then the pacer's tokens (est
-// of them) and requests.
-func (r *Run) waitTurn(j job, est float64) (ticket, *spend, error) {
+// waitTurn waits out a run-wide pause (a 429 told us to hold off), then the pacer's tokens (the
+// request's estimate, from the rule's count of its body: returned) and requests.
+func (r *Run) waitTurn(j job, rule float64) (ticket, *spend, float64, error) {
 	if until := r.pauseUntil.Load(); until > 0 {
 		if d := time.Unix(0, until).Sub(r.clock.Now()); d > 0 {
 			if err := r.sleepCtx(d); err != nil {
-				return ticket{}, nil, err
+				return ticket{}, nil, 0, err
 			}
 		}
 	}
 	p := r.pacers[j.model]
+	if err := p.tokens.awaitFirst(r.ctx); err != nil {
+		return ticket{}, nil, 0, err
+	}
+	est := r.estimators[j.model].estimate(rule)
 	spent, err := p.tokens.take(r.ctx, est)
 	if err != nil {
-		return ticket{}, nil, err
+		return ticket{}, nil, 0, err
 	}
 	t, err := p.wait(r.ctx)
 	if err != nil {
 		p.tokens.settle(spent, est, 0, 0)
 	}
-	return t, spent, err
+	return t, spent, est, err
 }
 
 // account settles an attempt's token estimate (est, of rule input tokens by the estimate's rule)
