@@ -240,8 +240,9 @@ func (b *tokenBudget) settle(e *spend, est, prompt, completion float64) {
 }
 
 // refused is a 429. While tokens set the pace (the budget held a request back in the last
-// minute), it may be theirs: from then on every second keeps within the limit's sixtieth, and the
-// pace is lowered (at most once a second: one overrun refuses the requests in flight together).
+// minute), it may be theirs: the first turns on the check that every second keeps within the
+// limit's sixtieth, each later one lowers the even pace by a tenth (at most once a second: one
+// overrun refuses the requests in flight together).
 func (b *tokenBudget) refused() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -250,8 +251,10 @@ func (b *tokenBudget) refused() {
 		(!b.lowered.IsZero() && now.Sub(b.lowered) < time.Second) {
 		return
 	}
+	if b.second {
+		b.share = math.Max(minTokenShare, b.share*tokenStep)
+	}
 	b.second = true
-	b.share = math.Max(minTokenShare, b.share*tokenStep)
 	b.lowered = now
 	b.reschedule(now)
 }

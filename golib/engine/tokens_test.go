@@ -128,8 +128,22 @@ func TestTokenBudgetA429LowersThePace(t *testing.T) {
 	rate := func(from, to int) float64 { // tokens a minute between two requests
 		return float64(to-from) * 800 / c.at[to].Sub(c.at[from]).Minutes()
 	}
-	if before, after := rate(1, 300), rate(301, 1199); after > tokenStep*before*1.01 {
+	if before, after := rate(1, 300), rate(301, 1199); after >= before {
 		t.Errorf("tokens a minute %.0f before the 429, %.0f after: not lowered", before, after)
+	}
+	// a later 429 lowers the even pace by a tenth, at most once a second
+	if b.share != tokenMargin {
+		t.Errorf("the first 429 lowered the even pace to %v", b.share)
+	}
+	b.refused()
+	b.refused()
+	if math.Abs(b.share-tokenMargin*tokenStep) > 1e-9 {
+		t.Errorf("two more 429s at once left the even pace at %v", b.share)
+	}
+	fc.Advance(time.Second)
+	b.refused()
+	if math.Abs(b.share-tokenMargin*tokenStep*tokenStep) > 1e-9 {
+		t.Errorf("a 429 a second later left the even pace at %v", b.share)
 	}
 
 	// requests a second apart never waited for tokens: a 429 is the requests limit's
