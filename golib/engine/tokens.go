@@ -23,7 +23,7 @@ import (
 // no sliding second above the limit's sixtieth, at a pace lowered with each further 429.
 const (
 	// tokenMargin is the even pace's share of the limit followed, before any 429.
-	tokenMargin = 0.97
+	tokenMargin = 0.98
 	// tokenWindowShare is the share of the limit (or of its sixtieth) that a sliding period may hold.
 	tokenWindowShare = 0.99
 	// tokenGuard is added to each period: a request reaches the provider a little after it was let go.
@@ -138,6 +138,11 @@ func (b *tokenBudget) awaitFirst(ctx context.Context) error {
 	b.mu.Unlock()
 	if open {
 		return nil
+	}
+	select {
+	case <-b.first:
+		return nil
+	default:
 	}
 	t := b.clock.NewTimer(firstReplyWait)
 	defer t.Stop()

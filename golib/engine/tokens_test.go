@@ -179,13 +179,13 @@ func TestTokenBudgetFollowsReportedLimits(t *testing.T) {
 		waits   []time.Duration // of takes of 1000 tokens after the reports
 	}{
 		{"learned from the headers, the tokens counted so far kept", 0, []report{{60000, 59000, true}}, true, 60000,
-			[]time.Duration{0, 1030927835 * time.Nanosecond}}, // 1000 tokens at 60000 * tokenMargin per minute
+			[]time.Duration{0, 1020408163 * time.Nanosecond}}, // 1000 tokens at 60000 * tokenMargin per minute
 		{"little remaining: the tokens counted leave the minute first", 0, []report{{60000, 1000, true}}, true, 60000,
 			[]time.Duration{time.Minute + tokenGuard}},
 		{"no limit reported: no wait", 0, nil, true, 0, []time.Duration{0, 0, 0}},
 		{"before any reply the first request goes alone", 0, nil, false, 0, []time.Duration{0, firstReplyWait, 0}},
 		{"the user's lower limit wins", 50000, []report{{60000, 60000, true}}, false, 50000,
-			[]time.Duration{0, 1237113402 * time.Nanosecond}}, // 1000 tokens at 50000 * tokenMargin per minute
+			[]time.Duration{0, 1224489796 * time.Nanosecond}}, // 1000 tokens at 50000 * tokenMargin per minute
 		{"a lower reported limit wins", 100000, []report{{30000, 30000, true}}, false, 30000, nil},
 		{"a changed limit is followed", 0, []report{{60000, 60000, true}, {30000, 30000, true}}, true, 30000, nil},
 		{"a raised limit is followed up to the user's", 100000,
