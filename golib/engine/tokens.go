@@ -24,8 +24,11 @@ import (
 const (
 	// tokenMargin is the even pace's share of the limit followed, before any 429.
 	tokenMargin = 0.98
-	// tokenWindowShare is the share of the limit (or of its sixtieth) that a sliding period may hold.
+	// tokenWindowShare is the share of the limit that a sliding minute may hold, tokenSecondShare
+	// the share of its sixtieth that a sliding second may hold (times the pace's share once
+	// lowered): a second holds few requests, and an estimate a little short weighs more there.
 	tokenWindowShare = 0.99
+	tokenSecondShare = 0.95
 	// tokenGuard is added to each period: a request reaches the provider a little after it was let go.
 	tokenGuard = 50 * time.Millisecond
 	// tokenStep lowers the pace after a 429, down to minTokenShare of the limit.
@@ -175,7 +178,7 @@ func (b *tokenBudget) admission(now time.Time, est float64) time.Time {
 		for _, e := range b.ledger[from:] {
 			sum += e.tokens
 		}
-		at = later(at, b.fits(at, est, span, b.limit/60*tokenWindowShare, from, sum))
+		at = later(at, b.fits(at, est, span, b.limit/60*tokenSecondShare*b.share/tokenMargin, from, sum))
 	}
 	return at
 }
@@ -246,8 +249,8 @@ func (b *tokenBudget) settle(e *spend, est, prompt, completion float64) {
 
 // refused is a 429. While tokens set the pace (the budget held a request back in the last
 // minute), it may be theirs: the first turns on the check that every second keeps within the
-// limit's sixtieth, each later one lowers the even pace by a tenth (at most once a second: one
-// overrun refuses the requests in flight together).
+// limit's sixtieth, each later one lowers the even pace and that check by a tenth (at most once a
+// second: one overrun refuses the requests in flight together).
 func (b *tokenBudget) refused() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
