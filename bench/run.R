@@ -9,7 +9,8 @@ repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "3"))
 big_records <- as.integer(Sys.getenv("BENCH_BIG_RECORDS", "100000"))
 # BENCH_ONLY=zero,ceiling,million,arrow,tokens runs some of the measurements (all by default).
 only <- strsplit(Sys.getenv("BENCH_ONLY", "zero,ceiling,million,arrow,tokens"), ",")[[1]]
-# The token pacing measurement's records (about 3 minutes at 200,000 tokens per minute).
+# The token pacing measurement's records (about 3 minutes at 200,000 tokens per minute), and the
+# fake's ways of counting tokens it runs (BENCH_TOKEN_MODES, default bucket,window,second).
 token_records <- as.integer(Sys.getenv("BENCH_TOKEN_RECORDS", "760"))
 
 load_average <- function() {
@@ -152,7 +153,7 @@ if ("tokens" %in% only) {
   # tabscreen.tpm). The share of the ceiling is the tokens the fake counted over the minutes
   # between its first and last arrival, times the limit; refused are its 429s of any cause.
   tpm <- 200000
-  for (mode in c("bucket", "window", "second")) {
+  for (mode in strsplit(Sys.getenv("BENCH_TOKEN_MODES", "bucket,window,second"), ",")[[1]]) {
     runs <- replicate(repeats, screen_run(grow(records, token_records),
                                           fake = list(tpm = tpm, tpm_mode = mode, latency_median_ms = 250,
                                                       latency_sigma = 0.5, seed = 1),

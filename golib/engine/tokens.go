@@ -29,6 +29,10 @@ const (
 	// lowered): a second holds few requests, and an estimate a little short weighs more there.
 	tokenWindowShare = 0.99
 	tokenSecondShare = 0.95
+	// tokenAloneShare: a request estimated above this share of a second's allowance goes alone in
+	// its second; the estimate of a long request may fall short by more than the margin, and a
+	// provider refuses a request above the allowance unless it comes alone.
+	tokenAloneShare = 0.8
 	// tokenGuard is added to each period: a request reaches the provider a little after it was let go.
 	tokenGuard = 50 * time.Millisecond
 	// tokenStep lowers the pace after a 429, down to minTokenShare of the limit.
@@ -170,7 +174,7 @@ func (b *tokenBudget) admission(now time.Time, est float64) time.Time {
 		at = later(at, b.ledger[n-1].at)
 	}
 	at = later(at, b.next)
-	at = later(at, b.fits(at, est, time.Minute+tokenGuard, b.limit*tokenWindowShare, b.head, b.minute))
+	at = later(at, b.fits(at, est, time.Minute+tokenGuard, b.limit*tokenWindowShare, 1, b.head, b.minute))
 	if b.second {
 		span := time.Second + tokenGuard
 		from := b.head + sort.Search(len(b.ledger)-b.head, func(i int) bool { return at.Sub(b.ledger[b.head+i].at) < span })
@@ -178,20 +182,20 @@ func (b *tokenBudget) admission(now time.Time, est float64) time.Time {
 		for _, e := range b.ledger[from:] {
 			sum += e.tokens
 		}
-		at = later(at, b.fits(at, est, span, b.limit/60*tokenSecondShare*b.share/tokenMargin, from, sum))
+		at = later(at, b.fits(at, est, span, b.limit/60*tokenSecondShare*b.share/tokenMargin, tokenAloneShare, from, sum))
 	}
 	return at
 }
 
 // fits is the earliest time from at when the ledger's entries within span before it, from index
 // from on (holding sum tokens), leave room for est more under capacity: the oldest leave the
-// span one by one. A request larger than the capacity waits for an empty span (b.mu held).
-func (b *tokenBudget) fits(at time.Time, est float64, span time.Duration, capacity float64, from int, sum float64) time.Time {
+// span one by one. A request above alone times the capacity waits for an empty span (b.mu held).
+func (b *tokenBudget) fits(at time.Time, est float64, span time.Duration, capacity, alone float64, from int, sum float64) time.Time {
 	k := from
 	for ; k < len(b.ledger) && at.Sub(b.ledger[k].at) >= span; k++ {
 		sum -= b.ledger[k].tokens
 	}
-	for ; sum > 0.5 && sum+est > capacity && k < len(b.ledger); k++ {
+	for ; sum > 0.5 && (sum+est > capacity || est > alone*capacity) && k < len(b.ledger); k++ {
 		sum -= b.ledger[k].tokens
 		at = later(at, b.ledger[k].at.Add(span))
 	}
