@@ -434,3 +434,27 @@ func (c byTime) Swap(i, j int) {
 	c.at[i], c.at[j] = c.at[j], c.at[i]
 	c.tokens[i], c.tokens[j] = c.tokens[j], c.tokens[i]
 }
+
+// Once seconds are checked, a request estimated near a second's whole allowance goes alone: its
+// estimate may fall short, and a provider refuses a request above the allowance unless it is alone.
+func TestTokenBudgetALargeRequestGoesAloneInItsSecond(t *testing.T) {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(start)
+	b := newTokenBudget(6000, fc) // 100 tokens a second; a second may hold 95
+	b.second = true
+	for i, tc := range []struct {
+		est  float64
+		wait time.Duration
+	}{
+		{10, 0},
+		{80, time.Second + tokenGuard}, // 10 + 80 fit, but 80 is above 0.8 of 95: it waits for the 10 to leave
+	} {
+		before := fc.Now()
+		if err := drive(fc, func() error { _, err := b.take(context.Background(), tc.est); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if got := fc.Now().Sub(before); got != tc.wait {
+			t.Errorf("take %d of %v tokens waited %v, want %v", i, tc.est, got, tc.wait)
+		}
+	}
+}
