@@ -10,8 +10,11 @@
 # golib/fakeprovider/config.go for the full list):
 #   latency_ms, latency_median_ms, latency_sigma   fixed and lognormal latency
 #   rpm                                            floor(rpm / 60) requests in any sliding second
-#   tpm                                            tokens per minute (a bucket of tpm tokens: a request's
-#                                                  prompt when admitted, its completion when answered)
+#   tpm                                            tokens per minute (a request's prompt counted when
+#                                                  admitted, its completion when answered)
+#   tpm_mode                                       how tpm counts: "bucket" (default: tpm tokens refilled
+#                                                  continuously), "window" (at most tpm in any sliding
+#                                                  minute), "second" (at most tpm / 60 in any sliding second)
 #   max_concurrency                                requests served at once before 429
 #   faults = list("500" = 0.1, hang = 0.01)        probability per request of each fault kind:
 #                                                  "429", "quota", "500", "502", "503", "504", "hang",

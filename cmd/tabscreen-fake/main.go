@@ -57,6 +57,7 @@ func run(args []string) error {
 	fs.Int("retry-after-ms", 1000, "Retry-After of injected 429s")
 	fs.String("snapshot", "2026-09-22", "date suffix added to model names in answers")
 	fs.Int64("tpm", 0, "tokens per minute enforced (0: none; headers then report a limit no client reaches)")
+	fs.String("tpm-mode", "bucket", "how tpm counts: bucket (refilled continuously), window (any sliding minute), second (tpm/60 in any sliding second)")
 	fs.Int("reasoning-tokens", 0, "reasoning tokens reported per answer")
 	fs.Float64("cached-fraction", 0, "fraction of prompt tokens reported as cached")
 	fs.Bool("allow-unknown-fields", false, "accept top-level request fields the spec does not define")
@@ -171,7 +172,7 @@ func flagPatch(fs *flag.FlagSet) (map[string]any, error) {
 			patch[key] = map[string]any{"kind": k, "n": x}
 		case "invalid-keys":
 			patch[key] = splitList(v)
-		case "snapshot":
+		case "snapshot", "tpm-mode":
 			patch[key] = v
 		case "allow-unknown-fields":
 			patch[key] = v == "true"

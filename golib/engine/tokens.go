@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -12,73 +14,266 @@ import (
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
-// tokenMargin keeps the token pace just under the limit followed, as rateMargin does for requests.
-const tokenMargin = 0.98
+// Token pacing. Providers count tokens per minute in different ways: a bucket refilled
+// continuously (Anthropic), any sliding minute (Mistral counts per minute), or a per-minute limit
+// enforced over shorter periods (OpenAI: 60,000 a minute may be enforced as 1,000 a second). The
+// budget keeps to all of them: an even pace just under the limit, so that a minute's tokens are
+// spread over the minute and each second gets about its sixtieth; no sliding minute above the
+// limit, counted from a ledger of the tokens sent; and, after a 429 while tokens set the pace,
+// no sliding second above the limit's sixtieth, at a pace lowered with each further 429.
+const (
+	// tokenMargin is the even pace's share of the limit followed, before any 429.
+	tokenMargin = 0.98
+	// tokenWindowShare is the share of the limit that a sliding minute may hold, tokenSecondShare
+	// the share of its sixtieth that a sliding second may hold (times the pace's share once
+	// lowered): a second holds few requests, and an estimate a little short weighs more there.
+	tokenWindowShare = 0.99
+	tokenSecondShare = 0.95
+	// tokenAloneShare: a request estimated above this share of a second's allowance goes alone in
+	// its second; the estimate of a long request may fall short by more than the margin, and a
+	// provider refuses a request above the allowance unless it comes alone.
+	tokenAloneShare = 0.8
+	// tokenGuard is added to each period: a request reaches the provider a little after it was let go.
+	tokenGuard = 50 * time.Millisecond
+	// tokenStep lowers the pace after a 429, down to minTokenShare of the limit.
+	tokenStep     = 0.9
+	minTokenShare = 0.5
+	// firstReplyWait bounds how long requests wait for the first reply to report the limit.
+	firstReplyWait = 10 * time.Second
+)
 
-// tokenBudget paces requests by tokens per minute, the way providers count them: a bucket of one
-// minute's tokens, refilled continuously. Each request takes its estimate before it is sent, and
-// waits while the bucket is in debt; its answer's usage corrects the estimate. The limit followed
-// is the user's (option tabscreen.tpm) or the provider's (its rate-limit headers), whichever is
-// lower; with neither known, nothing waits.
+// spend is tokens counted by the provider at a time: a request's estimate when it is let go (its
+// prompt once answered), and its answer's completion when it arrives.
+type spend struct {
+	at         time.Time
+	tokens     float64
+	live       bool      // in the ledger
+	stale      bool      // its reservation was taken back: reserve again
+	nextBefore time.Time // the even pace's next admission before this one was reserved
+}
+
+// tokenBudget paces requests by tokens per minute. Each request takes its estimate before it is
+// sent and waits for the earliest time that keeps to the pace and the periods; its answer's
+// usage settles the estimate. The limit followed is the user's (option tabscreen.tpm) or the
+// provider's (its rate-limit headers), whichever is lower; with neither, the first request goes
+// alone and the others wait for its reply's headers, then nothing waits if they report no limit.
 type tokenBudget struct {
 	mu       sync.Mutex
 	clock    clock.Clock
 	user     float64 // the user's tokens per minute; 0: none
 	limit    float64 // the limit followed; 0: none known yet
-	level    float64 // tokens the bucket holds; below zero while requests wait
-	last     time.Time
-	inFlight float64 // estimates of the requests sent and not yet settled
+	share    float64 // the even pace, as a share of the limit
+	second   bool    // keep each sliding second within the limit's sixtieth (after a 429)
+	ledger   []*spend
+	head     int     // ledger[head:] are the tokens counted in the last minute, oldest first
+	minute   float64 // their sum
+	next     time.Time
+	inFlight float64   // estimates of the requests sent and not yet settled
+	held     time.Time // when the budget last held a request back
+	lowered  time.Time // when a 429 last lowered the pace
+	sent     bool      // a request went before any reply
+	first    chan struct{}
+	heard    sync.Once
 }
 
 func newTokenBudget(tpm float64, c clock.Clock) *tokenBudget {
-	return &tokenBudget{clock: c, user: tpm, limit: tpm, level: tpm, last: c.Now()}
+	return &tokenBudget{clock: c, user: tpm, limit: tpm, share: tokenMargin, first: make(chan struct{})}
 }
 
-// refill adds the tokens earned since the last call (b.mu held).
-func (b *tokenBudget) refill(now time.Time) {
-	if now.After(b.last) {
-		if b.limit > 0 {
-			b.level = math.Min(b.limit, b.level+now.Sub(b.last).Minutes()*b.limit*tokenMargin)
-		}
-		b.last = now
-	}
-}
-
-// take reserves est tokens and waits until the bucket holds them. A wait that ends early (the run
-// stopped) gives them back.
-func (b *tokenBudget) take(ctx context.Context, est float64) error {
+// take reserves est tokens and waits until they keep to the limit. A 429 or a new limit while it
+// waits makes it reserve again under the new rule. A wait that ends early (the run stopped) gives
+// the tokens back.
+func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
+	e := &spend{tokens: est}
 	b.mu.Lock()
-	b.refill(b.clock.Now())
 	b.inFlight += est
-	var wait time.Duration
-	if b.limit > 0 {
-		b.level -= est
-		if b.level < 0 {
-			wait = time.Duration(math.Ceil(-b.level / (b.limit * tokenMargin) * float64(time.Minute)))
+	for {
+		now := b.clock.Now()
+		e.at, e.stale = now, false
+		if b.limit > 0 {
+			b.prune(now)
+			b.reserve(e, now)
+		}
+		b.mu.Unlock()
+		if err := clock.Sleep(ctx, b.clock, e.at.Sub(now)); err != nil {
+			b.settle(e, e.tokens, 0, 0)
+			return nil, err
+		}
+		b.mu.Lock()
+		if !e.stale {
+			b.mu.Unlock()
+			return e, nil
 		}
 	}
+}
+
+// reserve puts e in the ledger at the earliest time that keeps to the limit (b.mu held).
+func (b *tokenBudget) reserve(e *spend, now time.Time) {
+	e.at = b.admission(now, e.tokens)
+	e.live = true
+	e.nextBefore = b.next
+	b.insert(e)
+	b.minute += e.tokens
+	b.next = e.at.Add(b.interval(e.tokens))
+	if e.at.After(now) {
+		b.held = now
+	}
+}
+
+// reschedule takes the reservations still to come out of the ledger: their requests reserve
+// again when they wake, under the rule now in force (b.mu held).
+func (b *tokenBudget) reschedule(now time.Time) {
+	n := len(b.ledger)
+	for n > b.head && b.ledger[n-1].at.After(now) {
+		e := b.ledger[n-1]
+		b.minute -= e.tokens
+		b.next = e.nextBefore
+		e.live, e.stale = false, true
+		b.ledger[n-1] = nil
+		n--
+	}
+	b.ledger = b.ledger[:n]
+}
+
+// awaitFirst lets the first request go, and holds the others until its reply reported the limit
+// (or firstReplyWait passed), when neither the user nor a reply has given one. A request calls it
+// once, before it estimates its tokens: the reply also corrects the estimates.
+func (b *tokenBudget) awaitFirst(ctx context.Context) error {
+	b.mu.Lock()
+	open := b.user > 0 || !b.sent
+	b.sent = true
 	b.mu.Unlock()
-	if err := clock.Sleep(ctx, b.clock, wait); err != nil {
-		b.settle(est, 0)
-		return err
+	if open {
+		return nil
+	}
+	select {
+	case <-b.first:
+		return nil
+	default:
+	}
+	t := b.clock.NewTimer(firstReplyWait)
+	defer t.Stop()
+	select {
+	case <-b.first:
+	case <-t.C():
+		b.replied() // the others need not wait again
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 	return nil
 }
 
-// settle replaces a sent request's estimate by the tokens it was counted (0 for a refused request).
-func (b *tokenBudget) settle(est, actual float64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.refill(b.clock.Now())
-	b.inFlight -= est
-	if b.limit > 0 {
-		b.level -= actual - est
+// replied notes that a reply (or its failure) was read.
+func (b *tokenBudget) replied() { b.heard.Do(func() { close(b.first) }) }
+
+// admission is the earliest time, from now and after the requests already let go, at which est
+// tokens keep to the even pace, the last minute and (once on) the last second (b.mu held).
+func (b *tokenBudget) admission(now time.Time, est float64) time.Time {
+	at := now
+	if n := len(b.ledger); n > b.head {
+		at = later(at, b.ledger[n-1].at)
+	}
+	at = later(at, b.next)
+	at = later(at, b.fits(at, est, time.Minute+tokenGuard, b.limit*tokenWindowShare, 1, b.head, b.minute))
+	if b.second {
+		span := time.Second + tokenGuard
+		from := b.head + sort.Search(len(b.ledger)-b.head, func(i int) bool { return at.Sub(b.ledger[b.head+i].at) < span })
+		sum := 0.0
+		for _, e := range b.ledger[from:] {
+			sum += e.tokens
+		}
+		at = later(at, b.fits(at, est, span, b.limit/60*tokenSecondShare*b.share/tokenMargin, tokenAloneShare, from, sum))
+	}
+	return at
+}
+
+// fits is the earliest time from at when the ledger's entries within span before it, from index
+// from on (holding sum tokens), leave room for est more under capacity: the oldest leave the
+// span one by one. A request above alone times the capacity waits for an empty span (b.mu held).
+func (b *tokenBudget) fits(at time.Time, est float64, span time.Duration, capacity, alone float64, from int, sum float64) time.Time {
+	k := from
+	for ; k < len(b.ledger) && at.Sub(b.ledger[k].at) >= span; k++ {
+		sum -= b.ledger[k].tokens
+	}
+	for ; sum > 0.5 && (sum+est > capacity || est > alone*capacity) && k < len(b.ledger); k++ {
+		sum -= b.ledger[k].tokens
+		at = later(at, b.ledger[k].at.Add(span))
+	}
+	return at
+}
+
+// interval is the even pace's time for est tokens (b.mu held).
+func (b *tokenBudget) interval(est float64) time.Duration {
+	return time.Duration(est / (b.limit * b.share) * float64(time.Minute))
+}
+
+// insert puts e in the ledger in time order (b.mu held).
+func (b *tokenBudget) insert(e *spend) {
+	j := len(b.ledger)
+	for j > b.head && b.ledger[j-1].at.After(e.at) {
+		j--
+	}
+	b.ledger = slices.Insert(b.ledger, j, e)
+}
+
+// prune drops the entries older than any period the budget checks (b.mu held).
+func (b *tokenBudget) prune(now time.Time) {
+	for b.head < len(b.ledger) && now.Sub(b.ledger[b.head].at) >= time.Minute+tokenGuard {
+		e := b.ledger[b.head]
+		b.minute -= e.tokens
+		e.live = false
+		b.ledger[b.head] = nil
+		b.head++
+	}
+	if b.head > 1024 && b.head*2 > len(b.ledger) {
+		b.ledger = b.ledger[:copy(b.ledger, b.ledger[b.head:])]
+		b.head = 0
 	}
 }
 
+// settle replaces a request's estimate by what the provider counted: prompt tokens at the time it
+// was let go, completion tokens now (0 and 0 for a refused request).
+func (b *tokenBudget) settle(e *spend, est, prompt, completion float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inFlight -= est
+	if e == nil || !e.live {
+		return
+	}
+	b.next = b.next.Add(b.interval(prompt + completion - est))
+	b.minute += prompt - e.tokens
+	e.tokens = prompt
+	if completion > 0 {
+		now := b.clock.Now()
+		b.prune(now)
+		b.insert(&spend{at: now, tokens: completion, live: true})
+		b.minute += completion
+	}
+}
+
+// refused is a 429. While tokens set the pace (the budget held a request back in the last
+// minute), it may be theirs: the first turns on the check that every second keeps within the
+// limit's sixtieth, each later one lowers the even pace and that check by a tenth (at most once a
+// second: one overrun refuses the requests in flight together).
+func (b *tokenBudget) refused() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	if b.limit == 0 || b.held.IsZero() || now.Sub(b.held) > time.Minute ||
+		(!b.lowered.IsZero() && now.Sub(b.lowered) < time.Second) {
+		return
+	}
+	if b.second {
+		b.share = math.Max(minTokenShare, b.share*tokenStep)
+	}
+	b.second = true
+	b.lowered = now
+	b.reschedule(now)
+}
+
 // follow takes the provider's reported limit (and, when known, what remains of it): the budget
-// follows the lower of it and the user's. A limit learned for the first time starts from what the
-// provider says remains, less the requests on their way; a changed limit keeps the bucket within it.
+// follows the lower of it and the user's. A limit learned for the first time counts what the
+// provider says it counted so far.
 func (b *tokenBudget) follow(limit, remaining float64, hasRemaining bool) {
 	if limit <= 0 {
 		return
@@ -91,16 +286,14 @@ func (b *tokenBudget) follow(limit, remaining float64, hasRemaining bool) {
 	if limit == b.limit {
 		return
 	}
-	b.refill(b.clock.Now())
-	if b.limit == 0 {
-		b.level = limit
-		if hasRemaining {
-			b.level = math.Min(limit, remaining) - b.inFlight
-		}
-	} else {
-		b.level = math.Min(b.level, limit)
+	now := b.clock.Now()
+	if b.limit == 0 && hasRemaining && remaining < limit {
+		b.prune(now)
+		b.insert(&spend{at: now, tokens: limit - remaining, live: true})
+		b.minute += limit - remaining
 	}
 	b.limit = limit
+	b.reschedule(now)
 }
 
 // followed is the limit the budget follows (tests).
@@ -108,6 +301,13 @@ func (b *tokenBudget) followed() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.limit
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // estimator guesses a request's tokens before it is sent: the input by the price estimate's rule
@@ -147,9 +347,6 @@ func (e *estimator) learn(rule float64, u screen.Usage) {
 	e.completion += float64(u.Completion)
 	e.answers++
 }
-
-// counted is what a provider counts against its tokens per minute: every prompt and completion token.
-func counted(u screen.Usage) float64 { return float64(u.Prompt + u.Completion) }
 
 // headerNumber reads a limit from a rate-limit header's value ("" or unreadable: not known).
 func headerNumber(v string) (float64, bool) {

@@ -3,6 +3,10 @@ package engine
 import (
 	"context"
 	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,49 +15,151 @@ import (
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
-// The budget against a provider that counts tokens the same way (a bucket of one minute's tokens,
-// refilled continuously, as the fake provider enforces tpm): the provider's bucket always holds
-// a request's estimate when it arrives, and the run uses nearly all the provider allows.
+// counting is what a provider counted, and when: each request's prompt when it was let go, its
+// completion when it was answered.
+type counting struct {
+	at     []time.Time
+	tokens []float64
+}
+
+func (c *counting) add(at time.Time, tokens float64) {
+	c.at = append(c.at, at)
+	c.tokens = append(c.tokens, tokens)
+}
+
+// most is the most tokens counted in any sliding period of length span (half-open, as the fake
+// provider counts) among those counted at or after from.
+func (c *counting) most(span time.Duration, from time.Time) float64 {
+	best, sum, j := 0.0, 0.0, 0
+	for i := range c.at {
+		if c.at[i].Before(from) {
+			j = i + 1
+			continue
+		}
+		sum += c.tokens[i]
+		for c.at[i].Sub(c.at[j]) >= span {
+			sum -= c.tokens[j]
+			j++
+		}
+		best = math.Max(best, sum)
+	}
+	return best
+}
+
+// runBudget lets n requests of est tokens go one after another, each counted at once as prompt
+// and completion tokens; after the request numbered refuseAt (-1: none) the provider refuses one.
+// It returns what the provider counted and when the refusal came.
+func runBudget(t *testing.T, fc *clock.Fake, b *tokenBudget, n int, est, prompt, completion float64, refuseAt int) (*counting, time.Time) {
+	t.Helper()
+	c := &counting{}
+	var refusedAt time.Time
+	for i := 0; i < n; i++ {
+		var e *spend
+		if err := drive(fc, func() (err error) { e, err = b.take(context.Background(), est); return err }); err != nil {
+			t.Fatal(err)
+		}
+		c.add(fc.Now(), prompt+completion)
+		b.settle(e, est, prompt, completion)
+		if i == refuseAt {
+			refusedAt = fc.Now()
+			b.refused()
+		}
+	}
+	return c, refusedAt
+}
+
+// The budget against providers that count tokens per minute in any of their ways: no sliding
+// minute holds more than the limit, each second about its sixtieth (no more than one request
+// beyond it), and over a few minutes the run uses nearly all of the limit.
 func TestTokenBudgetKeepsWithinTPM(t *testing.T) {
 	tests := []struct {
-		name        string
-		tpm         float64
-		est, actual float64 // a request's estimate, and the tokens its answer reports
-		requests    int
+		name               string
+		tpm                float64
+		est                float64 // a request's estimate
+		prompt, completion float64 // and what its answer reports
+		requests           int
 	}{
-		{"exact estimates", 200000, 1000, 1000, 1000},
-		{"estimates too high", 200000, 1200, 1000, 1000},
-		{"estimates too low, corrected by usage", 200000, 1000, 1300, 1000},
-		{"small limit", 3000, 700, 700, 60},
+		{"exact estimates", 200000, 800, 750, 50, 800},
+		{"estimates too high", 200000, 1000, 750, 50, 800},
+		{"estimates too low, corrected by usage", 200000, 700, 750, 50, 800},
+		{"small limit", 6000, 150, 140, 10, 120},
+		{"requests larger than a second's share", 3000, 120, 100, 20, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 			fc := clock.NewFake(start)
 			b := newTokenBudget(tc.tpm, fc)
-			provLevel, provLast := tc.tpm, start
-			used := 0.0
-			for i := 0; i < tc.requests; i++ {
-				if err := drive(fc, func() error { return b.take(context.Background(), tc.est) }); err != nil {
-					t.Fatal(err)
-				}
-				now := fc.Now()
-				provLevel = math.Min(tc.tpm, provLevel+now.Sub(provLast).Minutes()*tc.tpm)
-				provLast = now
-				if provLevel < tc.est-1e-6 {
-					t.Fatalf("request %d at %v: the provider holds %.1f tokens, less than %.0f", i, now.Sub(start), provLevel, tc.est)
-				}
-				provLevel -= tc.actual
-				used += tc.actual
-				b.settle(tc.est, tc.actual)
+			c, _ := runBudget(t, fc, b, tc.requests, tc.est, tc.prompt, tc.completion, -1)
+			actual := tc.prompt + tc.completion
+			if got := c.most(time.Minute, start); got > tc.tpm {
+				t.Errorf("a sliding minute counted %.0f tokens, more than %.0f", got, tc.tpm)
 			}
-			// The provider allows one minute's tokens at once, then tpm per minute.
-			allowed := tc.tpm + tc.tpm*fc.Now().Sub(start).Minutes()
-			want := 0.95 * math.Min(1, tc.actual/tc.est)
-			if got := used / allowed; got < want {
-				t.Fatalf("used %.3f of the tokens the provider allows, want >= %.3f", got, want)
+			if got, most := c.most(time.Second, start), tc.tpm/60+math.Max(tc.est, actual); got > most {
+				t.Errorf("a sliding second counted %.0f tokens, more than %.0f", got, most)
+			}
+			minutes := c.at[len(c.at)-1].Sub(start).Minutes()
+			used := float64(tc.requests-1) * actual // the tokens between the first and the last request
+			if got, want := used/(tc.tpm*minutes), 0.95*math.Min(1, actual/tc.est); got < want || got > 1 {
+				t.Errorf("used %.3f of the limit over %.2f minutes, want [%.3f, 1]", got, minutes, want)
 			}
 		})
+	}
+}
+
+// A 429 while tokens set the pace: from then on no sliding second holds more than the limit's
+// sixtieth, and the pace is lower. A 429 while tokens did not set the pace (the requests limit's)
+// changes nothing.
+func TestTokenBudgetA429LowersThePace(t *testing.T) {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(start)
+	b := newTokenBudget(200000, fc)
+	c, refusedAt := runBudget(t, fc, b, 1200, 800, 750, 50, 300)
+	quantum := 200000.0 / 60
+	if before := c.most(time.Second, start); before <= quantum {
+		t.Fatalf("before the 429 a second held %.0f tokens: the test shows nothing", before)
+	}
+	if after := c.most(time.Second, refusedAt.Add(time.Nanosecond)); after > quantum {
+		t.Errorf("after the 429 a sliding second counted %.0f tokens, more than %.0f", after, quantum)
+	}
+	if got := c.most(time.Minute, start); got > 200000 {
+		t.Errorf("a sliding minute counted %.0f tokens", got)
+	}
+	rate := func(from, to int) float64 { // tokens a minute between two requests
+		return float64(to-from) * 800 / c.at[to].Sub(c.at[from]).Minutes()
+	}
+	if before, after := rate(1, 300), rate(301, 1199); after >= before {
+		t.Errorf("tokens a minute %.0f before the 429, %.0f after: not lowered", before, after)
+	}
+	// a later 429 lowers the even pace by a tenth, at most once a second
+	if b.share != tokenMargin {
+		t.Errorf("the first 429 lowered the even pace to %v", b.share)
+	}
+	b.refused()
+	b.refused()
+	if math.Abs(b.share-tokenMargin*tokenStep) > 1e-9 {
+		t.Errorf("two more 429s at once left the even pace at %v", b.share)
+	}
+	fc.Advance(time.Second)
+	b.refused()
+	if math.Abs(b.share-tokenMargin*tokenStep*tokenStep) > 1e-9 {
+		t.Errorf("a 429 a second later left the even pace at %v", b.share)
+	}
+
+	// requests a second apart never waited for tokens: a 429 is the requests limit's
+	fc = clock.NewFake(start)
+	b = newTokenBudget(200000, fc)
+	for i := 0; i < 3; i++ {
+		e, err := b.take(context.Background(), 800)
+		if err != nil || fc.Now() != start.Add(time.Duration(i)*time.Second) {
+			t.Fatalf("take %d: %v at %v", i, err, fc.Now())
+		}
+		b.settle(e, 800, 750, 50)
+		fc.Advance(time.Second)
+	}
+	b.refused()
+	if b.second || b.share != tokenMargin {
+		t.Errorf("a 429 while tokens set no pace changed it: second %v, share %v", b.second, b.share)
 	}
 }
 
@@ -68,19 +174,24 @@ func TestTokenBudgetFollowsReportedLimits(t *testing.T) {
 		name    string
 		user    float64
 		reports []report
+		replied bool
 		want    float64
 		waits   []time.Duration // of takes of 1000 tokens after the reports
 	}{
-		{"learned from the headers, starting from what remains", 0, []report{{60000, 1000, true}}, 60000,
-			[]time.Duration{0, 1020408164 * time.Nanosecond}}, // 1000 tokens at 60000 * tokenMargin per minute
-		{"no limit known: no wait", 0, nil, 0, []time.Duration{0, 0, 0}},
-		{"the user's lower limit wins", 50000, []report{{60000, 60000, true}}, 50000, nil},
-		{"a lower reported limit wins", 100000, []report{{30000, 30000, true}}, 30000, nil},
-		{"a changed limit is followed", 0, []report{{60000, 60000, true}, {30000, 30000, true}}, 30000, nil},
+		{"learned from the headers, the tokens counted so far kept", 0, []report{{60000, 59000, true}}, true, 60000,
+			[]time.Duration{0, 1020408163 * time.Nanosecond}}, // 1000 tokens at 60000 * tokenMargin per minute
+		{"little remaining: the tokens counted leave the minute first", 0, []report{{60000, 1000, true}}, true, 60000,
+			[]time.Duration{time.Minute + tokenGuard}},
+		{"no limit reported: no wait", 0, nil, true, 0, []time.Duration{0, 0, 0}},
+		{"before any reply the first request goes alone", 0, nil, false, 0, []time.Duration{0, firstReplyWait, 0}},
+		{"the user's lower limit wins", 50000, []report{{60000, 60000, true}}, false, 50000,
+			[]time.Duration{0, 1224489796 * time.Nanosecond}}, // 1000 tokens at 50000 * tokenMargin per minute
+		{"a lower reported limit wins", 100000, []report{{30000, 30000, true}}, false, 30000, nil},
+		{"a changed limit is followed", 0, []report{{60000, 60000, true}, {30000, 30000, true}}, true, 30000, nil},
 		{"a raised limit is followed up to the user's", 100000,
-			[]report{{30000, 30000, true}, {60000, 60000, true}, {500000, 500000, true}}, 100000, nil},
-		{"without what remains, the bucket starts full", 0, []report{{60000, 0, false}}, 60000,
-			[]time.Duration{0, 0}},
+			[]report{{30000, 30000, true}, {60000, 60000, true}, {500000, 500000, true}}, false, 100000, nil},
+		{"without what remains, nothing counted so far", 0, []report{{60000, 0, false}}, true, 60000,
+			[]time.Duration{0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,12 +200,22 @@ func TestTokenBudgetFollowsReportedLimits(t *testing.T) {
 			for _, r := range tc.reports {
 				b.follow(r.limit, r.remaining, r.has)
 			}
+			if tc.replied {
+				b.sent = true
+				b.replied()
+			}
 			if got := b.followed(); got != tc.want {
 				t.Fatalf("follows %v, want %v", got, tc.want)
 			}
 			for i, want := range tc.waits {
 				before := fc.Now()
-				if err := drive(fc, func() error { return b.take(context.Background(), 1000) }); err != nil {
+				if err := drive(fc, func() error {
+					if err := b.awaitFirst(context.Background()); err != nil {
+						return err
+					}
+					_, err := b.take(context.Background(), 1000)
+					return err
+				}); err != nil {
 					t.Fatal(err)
 				}
 				if got := fc.Now().Sub(before); got.Round(time.Millisecond) != want.Round(time.Millisecond) {
@@ -231,5 +352,109 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 	}
 	if _, err := ParseOptions([]byte(`{"api_url":"http://x","prompts":["p"],"models":[{"name":"m","reps":1,"rpm":1}],"tpm":0}`)); err == nil {
 		t.Fatal("tpm 0 accepted")
+	}
+}
+
+// With many requests waiting for their reserved times, a 429 takes the reservations back: the
+// requests reserve again under the per-second rule, and none goes on the old schedule.
+func TestTokenBudgetA429ReschedulesTheWaitingRequests(t *testing.T) {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(start)
+	b := newTokenBudget(200000, fc)
+	var (
+		mu        sync.Mutex
+		c         counting
+		count     int
+		refusedAt time.Time
+		wg        sync.WaitGroup
+	)
+	var live atomic.Int32 // workers still taking
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		live.Add(1)
+		go func() {
+			defer wg.Done()
+			defer live.Add(-1)
+			for {
+				e, err := b.take(context.Background(), 800)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if count == 600 {
+					mu.Unlock()
+					b.settle(e, 800, 0, 0)
+					return
+				}
+				count++
+				c.add(e.at, 800)
+				if count == 150 {
+					refusedAt = fc.Now()
+					b.refused()
+				}
+				mu.Unlock()
+				b.settle(e, 800, 750, 50)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	// The clock moves once every worker waits: all of them hold a reservation when the 429 comes.
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			if next, ok := fc.NextDeadline(); ok && fc.Waiting() >= int(live.Load()) {
+				fc.Advance(next.Sub(fc.Now()))
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}
+	sort.Sort(byTime(c))
+	if waiting := c.at[len(c.at)-1].Sub(refusedAt); waiting < 10*time.Second {
+		t.Fatalf("the requests after the 429 took %v: few were waiting", waiting)
+	}
+	if after := c.most(time.Second, refusedAt.Add(time.Nanosecond)); after > 200000.0/60 {
+		t.Errorf("after the 429 a sliding second counted %.0f tokens", after)
+	}
+	if got := c.most(time.Minute, start); got > 200000 {
+		t.Errorf("a sliding minute counted %.0f tokens", got)
+	}
+}
+
+// byTime sorts what a provider counted by time.
+type byTime counting
+
+func (c byTime) Len() int           { return len(c.at) }
+func (c byTime) Less(i, j int) bool { return c.at[i].Before(c.at[j]) }
+func (c byTime) Swap(i, j int) {
+	c.at[i], c.at[j] = c.at[j], c.at[i]
+	c.tokens[i], c.tokens[j] = c.tokens[j], c.tokens[i]
+}
+
+// Once seconds are checked, a request estimated near a second's whole allowance goes alone: its
+// estimate may fall short, and a provider refuses a request above the allowance unless it is alone.
+func TestTokenBudgetALargeRequestGoesAloneInItsSecond(t *testing.T) {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(start)
+	b := newTokenBudget(6000, fc) // 100 tokens a second; a second may hold 95
+	b.second = true
+	for i, tc := range []struct {
+		est  float64
+		wait time.Duration
+	}{
+		{10, 0},
+		{80, time.Second + tokenGuard}, // 10 + 80 fit, but 80 is above 0.8 of 95: it waits for the 10 to leave
+	} {
+		before := fc.Now()
+		if err := drive(fc, func() error { _, err := b.take(context.Background(), tc.est); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if got := fc.Now().Sub(before); got != tc.wait {
+			t.Errorf("take %d of %v tokens waited %v, want %v", i, tc.est, got, tc.wait)
+		}
 	}
 }

@@ -73,8 +73,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 	tries, reasks := 0, 0
 	rule := requestRule(req.Body)
 	for {
-		est := r.estimators[j.model].estimate(rule)
-		turn, err := r.waitTurn(j, est)
+		turn, spent, est, err := r.waitTurn(j, rule)
 		if err != nil {
 			r.failUnsent(res, "not sent: "+r.causeText())
 			return
@@ -117,7 +116,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 			r.reached.Store(true)
 			out = r.adapter.Parse(call, provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
 		}
-		r.account(j, rule, est, a, answered, out.Usage)
+		r.account(j, rule, est, spent, a, answered, out.Usage)
 		// A reply that arrived is kept even if the run was cancelled meanwhile: it was paid for.
 		if a.err != nil && r.ctx.Err() != nil {
 			r.failUnsent(res, "interrupted: "+r.causeText())
@@ -150,6 +149,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		default:
 			if a.status == http.StatusTooManyRequests {
 				r.pacers[j.model].refused()
+				r.pacers[j.model].tokens.refused()
 			}
 			f = r.adapter.Classify(provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
 			r.problems.add(attemptCause(a, f))
@@ -214,42 +214,48 @@ func (r *Run) seed() int64 {
 	return r.clock.Now().UnixNano()
 }
 
-// waitTurn waits out a run-wide pause (a 429 told us to hold off), then the pacer's tokens (est
-// of them) and requests.
-func (r *Run) waitTurn(j job, est float64) (ticket, error) {
+// waitTurn waits out a run-wide pause (a 429 told us to hold off), then the pacer's tokens (the
+// request's estimate, from the rule's count of its body: returned) and requests.
+func (r *Run) waitTurn(j job, rule float64) (ticket, *spend, float64, error) {
 	if until := r.pauseUntil.Load(); until > 0 {
 		if d := time.Unix(0, until).Sub(r.clock.Now()); d > 0 {
 			if err := r.sleepCtx(d); err != nil {
-				return ticket{}, err
+				return ticket{}, nil, 0, err
 			}
 		}
 	}
 	p := r.pacers[j.model]
-	if err := p.tokens.take(r.ctx, est); err != nil {
-		return ticket{}, err
+	if err := p.tokens.awaitFirst(r.ctx); err != nil {
+		return ticket{}, nil, 0, err
+	}
+	est := r.estimators[j.model].estimate(rule)
+	spent, err := p.tokens.take(r.ctx, est)
+	if err != nil {
+		return ticket{}, nil, 0, err
 	}
 	t, err := p.wait(r.ctx)
 	if err != nil {
-		p.tokens.settle(est, 0)
+		p.tokens.settle(spent, est, 0, 0)
 	}
-	return t, err
+	return t, spent, est, err
 }
 
 // account settles an attempt's token estimate (est, of rule input tokens by the estimate's rule)
 // with what the provider counted: the usage of a reply, nothing for a refusal, the estimate when
 // no response came; the answer's usage corrects the next estimates, and the pacer follows the
 // limits the response's headers report.
-func (r *Run) account(j job, rule, est float64, a attempt, answered bool, u screen.Usage) {
+func (r *Run) account(j job, rule, est float64, spent *spend, a attempt, answered bool, u screen.Usage) {
 	p := r.pacers[j.model]
+	defer p.tokens.replied()
 	switch {
 	case a.err != nil:
-		p.tokens.settle(est, est)
+		p.tokens.settle(spent, est, est, 0)
 		return
 	case answered:
-		p.tokens.settle(est, counted(u))
+		p.tokens.settle(spent, est, float64(u.Prompt), float64(u.Completion))
 		r.estimators[j.model].learn(rule, u)
 	default:
-		p.tokens.settle(est, 0)
+		p.tokens.settle(spent, est, 0, 0)
 	}
 	p.followHeaders(r.adapter.RateState(a.headers, a.at).Info)
 }

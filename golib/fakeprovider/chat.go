@@ -35,7 +35,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	w.Header().Set(requestIDHeader(p), reqID)
 	// Rate-limit headers on every response; the answer and the limits' own
 	// refusals overwrite them with what they took.
-	p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), 0, 0))
+	p.setRateHeaders(w.Header(), s.snapshot(rc, now, 0, 0))
 
 	status, fault := 0, ""
 	faultCounted := false
@@ -101,7 +101,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	if rc.limiter != nil {
 		if ok, retry := rc.limiter.admit(now); !ok {
 			c.refusedRate.Add(1)
-			p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), 0, 0))
+			p.setRateHeaders(w.Header(), s.snapshot(rc, now, 0, 0))
 			fail(&failure{kind: failRateLimit, retryAfter: retry, hasRetry: true, limit: int64(rc.RPM)})
 			return
 		}
@@ -134,12 +134,12 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	// completion when it is answered; with a tpm limit, a budget short of the prompt refuses it.
 	prompt := promptTokens(req)
 	if rc.TPM > 0 {
-		ok, wait, have := s.buckets.admitTokens(time.Now(), s.requestLimit(rc), rc.TPM, prompt)
+		ok, wait, used := s.admitTokens(rc, time.Now(), int64(prompt))
 		if !ok {
 			c.refusedTokens.Add(1)
-			p.setRateHeaders(w.Header(), s.buckets.take(time.Now(), s.requestLimit(rc), rc.TPM, 0, 0))
+			p.setRateHeaders(w.Header(), s.snapshot(rc, time.Now(), 0, 0))
 			fail(&failure{kind: failRateLimit, retryAfter: wait, hasRetry: true, limit: rc.TPM, tokens: true,
-				used: rc.TPM - have, requested: int64(prompt), model: req.model})
+				used: used, requested: int64(prompt), model: req.model})
 			return
 		}
 	} else {
@@ -191,7 +191,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 		}
 		panic(http.ErrAbortHandler) // not hijackable (HTTP/2): abort the stream
 	case FaultRateLimit:
-		p.setRateHeaders(w.Header(), s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), 1, 0))
+		p.setRateHeaders(w.Header(), s.snapshot(rc, now, 1, 0))
 		fail(&failure{kind: failRateLimit, retryAfter: retry, hasRetry: true, limit: s.requestLimit(rc)})
 		return
 	case FaultQuota:
@@ -215,7 +215,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	}
 
 	a := s.buildAnswer(rc, req, seq, fault, now)
-	p.setRateHeaders(w.Header(), s.buckets.take(time.Now(), s.requestLimit(rc), s.tokenLimit(rc), 1, a.completionTokens))
+	p.setRateHeaders(w.Header(), s.snapshot(rc, time.Now(), 1, a.completionTokens))
 	c.tokens.Add(int64(a.completionTokens))
 	status = http.StatusOK
 	if fault == "" && req.tool != nil {
@@ -262,6 +262,34 @@ func (s *Server) tokenLimit(rc *runtimeConfig) int64 {
 		return rc.TPM
 	}
 	return unlimited
+}
+
+// admitTokens takes a request's prompt tokens from the tpm limit, counted as rc.TPMMode says;
+// when they do not fit it takes nothing and says how long until they would, with the tokens the
+// limit counted.
+func (s *Server) admitTokens(rc *runtimeConfig, now time.Time, prompt int64) (bool, time.Duration, int64) {
+	switch rc.TPMMode {
+	case TPMWindow:
+		return s.tokenWindow.admit(now, prompt, time.Minute, rc.TPM)
+	case TPMSecond:
+		return s.tokenWindow.admit(now, prompt, time.Second, rc.TPM/60)
+	}
+	ok, wait, have := s.buckets.admitTokens(now, s.requestLimit(rc), rc.TPM, int(prompt))
+	return ok, wait, rc.TPM - have
+}
+
+// snapshot takes reqs requests and tokens tokens from the budgets the headers report, and
+// reads what remains; with a tpm limit counted in periods, the tokens remaining are the limit
+// less the tokens counted in the last minute.
+func (s *Server) snapshot(rc *runtimeConfig, now time.Time, reqs, tokens int) rateSnapshot {
+	snap := s.buckets.take(now, s.requestLimit(rc), s.tokenLimit(rc), reqs, tokens)
+	if rc.TPM > 0 && (rc.TPMMode == TPMWindow || rc.TPMMode == TPMSecond) {
+		if tokens > 0 {
+			s.tokenWindow.count(now, int64(tokens))
+		}
+		snap.remainingTokens = max(0, rc.TPM-s.tokenWindow.minute(now))
+	}
+	return snap
 }
 
 // promptTokens is how many prompt tokens the fake counts for a request.

@@ -96,6 +96,11 @@ type Config struct {
 	// continuously; a request whose prompt the bucket does not hold gets 429
 	// with Retry-After. 0: no limit (headers report a limit no client reaches).
 	TPM int64 `json:"tpm"`
+	// TPMMode is how the tpm limit counts: "bucket" (the default, above), "window" (at most TPM
+	// in any sliding minute) or "second" (at most TPM/60 in any sliding second). In the last two
+	// a request whose prompt does not fit is refused unless the period counted nothing, and the
+	// headers report the limit less the tokens counted in the last minute.
+	TPMMode string `json:"tpm_mode"`
 	// ReasoningTokens are added to every answer's completion tokens.
 	ReasoningTokens int `json:"reasoning_tokens"`
 	// CachedFraction of the prompt tokens is reported as cached (instead of the prompt cache).
@@ -182,6 +187,7 @@ func DefaultConfig() Config {
 		RetryAfterMS: 1000,
 		Snapshot:     "2026-09-22",
 		KeepRequests: 100,
+		TPMMode:      TPMBucket,
 
 		AnthropicThinkingByDefault: StringList{"haiku-5", "sonnet-5", "opus-5", "opus-4-7", "fable", "mythos"},
 		AnthropicNoForcedTool:      StringList{"opus-5-5", "sonnet-5-5", "fable"},
@@ -306,6 +312,11 @@ func (c Config) Validate() error {
 	}
 	if c.TPM < 0 {
 		bad("tpm must be >= 0")
+	}
+	switch c.TPMMode {
+	case "", TPMBucket, TPMWindow, TPMSecond:
+	default:
+		bad("tpm_mode must be %q, %q or %q", TPMBucket, TPMWindow, TPMSecond)
 	}
 	if c.ReasoningTokens < 0 {
 		bad("reasoning_tokens must be >= 0")

@@ -160,3 +160,104 @@ func (b *headerBuckets) admitTokens(now time.Time, reqLimit, tokLimit int64, pro
 	wait := time.Duration(math.Ceil(missing / float64(tokLimit) * float64(time.Minute)))
 	return false, wait, int64(b.tokens)
 }
+
+// The ways the tpm limit counts tokens (Config.TPMMode).
+const (
+	// TPMBucket: a bucket of tpm tokens refilled continuously, as Anthropic documents its limits.
+	TPMBucket = "bucket"
+	// TPMWindow: at most tpm tokens in any sliding minute.
+	TPMWindow = "window"
+	// TPMSecond: at most tpm/60 tokens in any sliding second, a per-minute limit enforced over
+	// shorter periods, as OpenAI documents it may be.
+	TPMSecond = "second"
+)
+
+// tokenWindow counts tokens in time for the window and second modes: each admitted prompt and
+// each answer's completion, at the time it was counted, kept for a minute.
+type tokenWindow struct {
+	mu      sync.Mutex
+	entries []tokenEntry // oldest first; entries[head:] are live
+	head    int
+}
+
+type tokenEntry struct {
+	at     time.Time
+	tokens int64
+}
+
+// add appends tokens counted at now (the lock held); a time before the latest entry's is taken as
+// that entry's, so that the entries stay in order.
+func (w *tokenWindow) add(now time.Time, tokens int64) {
+	if n := len(w.entries); n > w.head && now.Before(w.entries[n-1].at) {
+		now = w.entries[n-1].at
+	}
+	w.entries = append(w.entries, tokenEntry{at: now, tokens: tokens})
+}
+
+// prune drops the entries a minute old or more (the lock held).
+func (w *tokenWindow) prune(now time.Time) {
+	for w.head < len(w.entries) && now.Sub(w.entries[w.head].at) >= time.Minute {
+		w.head++
+	}
+	if w.head > 1024 && w.head*2 > len(w.entries) {
+		w.entries = w.entries[:copy(w.entries, w.entries[w.head:])]
+		w.head = 0
+	}
+}
+
+// first is the index of the oldest entry counted in the span (now - span, now] (the lock held).
+func (w *tokenWindow) first(now time.Time, span time.Duration) int {
+	i := len(w.entries)
+	for i > w.head && now.Sub(w.entries[i-1].at) < span {
+		i--
+	}
+	return i
+}
+
+// admit counts a request's prompt tokens at now if the span before it, with them, holds at most
+// capacity tokens, or if the span counted nothing (a request larger than the capacity goes alone);
+// otherwise it counts nothing, and says how long until the request would fit and the tokens the
+// span holds.
+func (w *tokenWindow) admit(now time.Time, prompt int64, span time.Duration, capacity int64) (bool, time.Duration, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.prune(now)
+	i := w.first(now, span)
+	used := int64(0)
+	for _, e := range w.entries[i:] {
+		used += e.tokens
+	}
+	if used == 0 || used+prompt <= capacity {
+		w.add(now, prompt)
+		return true, 0, 0
+	}
+	// The request fits once enough of the oldest entries have left the span.
+	freed := int64(0)
+	for _, e := range w.entries[i:] {
+		freed += e.tokens
+		if used-freed+prompt <= capacity || freed == used {
+			return false, max(e.at.Add(span).Sub(now), time.Millisecond), used
+		}
+	}
+	return false, span, used
+}
+
+// count adds tokens counted at now (an answer's completion).
+func (w *tokenWindow) count(now time.Time, tokens int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.prune(now)
+	w.add(now, tokens)
+}
+
+// minute is the tokens counted in the last minute.
+func (w *tokenWindow) minute(now time.Time) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.prune(now)
+	used := int64(0)
+	for _, e := range w.entries[w.head:] {
+		used += e.tokens
+	}
+	return used
+}

@@ -181,44 +181,100 @@ func TestTokenLimitRefusesOverTheBudget(t *testing.T) {
 			chatUsage, "x-ratelimit-limit-tokens-minute",
 			func(b map[string]any) string { return b["message"].(string) }},
 	}
+	for _, mode := range []string{TPMBucket, TPMWindow, TPMSecond} {
+		for _, tc := range tests {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				_, base := startServer(t, `{"tpm": 1500, "tpm_mode": "`+mode+`"}`)
+				var answered, counted int64
+				var refused *reply
+				for i := 0; i < 40 && refused == nil; i++ {
+					r := tc.post(t, base)
+					if r.err != nil {
+						t.Fatal(r.err)
+					}
+					if got := r.header.Get(tc.limit); got != "1500" {
+						t.Fatalf("%s: %q", tc.limit, got)
+					}
+					switch r.status {
+					case 200:
+						answered++
+						counted += tc.usage(r.json(t))
+					case 429:
+						refused = &r
+					default:
+						t.Fatalf("status %d: %s", r.status, r.body)
+					}
+				}
+				if refused == nil || answered == 0 {
+					t.Fatalf("answered %d, refused %v", answered, refused != nil)
+				}
+				if ra, err := strconv.Atoi(refused.header.Get("retry-after")); err != nil || ra < 1 || ra > 60 {
+					t.Errorf("retry-after %q", refused.header.Get("retry-after"))
+				}
+				msg := tc.message(refused.json(t))
+				if tc.name != "mistral" && !strings.Contains(msg, "tokens per min") {
+					t.Errorf("message %q", msg)
+				}
+				st := stats(t, base)
+				if st.RefusedTokens != 1 || st.RefusedByCause["tokens"] != 1 || st.RefusedRate != 0 ||
+					st.TokensCounted != counted || st.Answered != answered {
+					t.Errorf("stats %+v, counted %d, answered %d", st, counted, answered)
+				}
+			})
+		}
+	}
+}
+
+// The three ways of counting a tpm limit, on one sequence of requests (tpm 6000: 100 tokens a
+// second): a bucket refilled continuously admits a minute's tokens at once; a sliding minute
+// admits no more than 6000 in any 60 s; a sliding second no more than 100 in any second, but a
+// larger request alone.
+func TestTokenLimitModes(t *testing.T) {
+	steps := []struct {
+		at     time.Duration
+		prompt int64
+	}{{0, 100}, {500 * time.Millisecond, 100}, {time.Second, 5700}, {2 * time.Second, 200}, {2500 * time.Millisecond, 1}}
+	type outcome struct {
+		ok   bool
+		wait time.Duration
+	}
+	tests := []struct {
+		mode string
+		want []outcome
+	}{
+		{TPMBucket, []outcome{{true, 0}, {true, 0}, {true, 0}, {true, 0}, {true, 0}}},
+		// 100 + 100 + 5700 counted; 200 more fit once the first 100 leave the minute
+		{TPMWindow, []outcome{{true, 0}, {true, 0}, {true, 0}, {false, 58 * time.Second}, {true, 0}}},
+		// the second 100 fits once the first leaves its second; 5700 goes alone; the last waits
+		// for the 200 of the second before it
+		{TPMSecond, []outcome{{true, 0}, {false, 500 * time.Millisecond}, {true, 0}, {true, 0},
+			{false, 500 * time.Millisecond}}},
+	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, base := startServer(t, `{"tpm": 1500}`)
-			var answered, counted int64
-			var refused *reply
-			for i := 0; i < 40 && refused == nil; i++ {
-				r := tc.post(t, base)
-				if r.err != nil {
-					t.Fatal(r.err)
-				}
-				if got := r.header.Get(tc.limit); got != "1500" {
-					t.Fatalf("%s: %q", tc.limit, got)
-				}
-				switch r.status {
-				case 200:
-					answered++
-					counted += tc.usage(r.json(t))
-				case 429:
-					refused = &r
-				default:
-					t.Fatalf("status %d: %s", r.status, r.body)
-				}
+		s, err := New(DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := &runtimeConfig{Config: Config{TPM: 6000, TPMMode: tc.mode}}
+		t0 := time.Unix(1000, 0)
+		for i, st := range steps {
+			ok, wait, _ := s.admitTokens(rc, t0.Add(st.at), st.prompt)
+			if w := tc.want[i]; ok != w.ok || (!ok && wait != w.wait) {
+				t.Errorf("%s, request %d: admitted %v after %v, want %v after %v", tc.mode, i, ok, wait, w.ok, w.wait)
 			}
-			if refused == nil || answered == 0 {
-				t.Fatalf("answered %d, refused %v", answered, refused != nil)
-			}
-			if ra, err := strconv.Atoi(refused.header.Get("retry-after")); err != nil || ra < 1 || ra > 60 {
-				t.Errorf("retry-after %q", refused.header.Get("retry-after"))
-			}
-			msg := tc.message(refused.json(t))
-			if tc.name != "mistral" && !strings.Contains(msg, "tokens per min") {
-				t.Errorf("message %q", msg)
-			}
-			st := stats(t, base)
-			if st.RefusedTokens != 1 || st.RefusedByCause["tokens"] != 1 || st.RefusedRate != 0 ||
-				st.TokensCounted != counted || st.Answered != answered {
-				t.Errorf("stats %+v, counted %d, answered %d", st, counted, answered)
-			}
-		})
+		}
+	}
+	var w tokenWindow
+	t0 := time.Unix(1000, 0)
+	w.admit(t0, 100, time.Minute, 1000)
+	w.count(t0.Add(time.Second), 50)
+	if got := w.minute(t0.Add(30 * time.Second)); got != 150 {
+		t.Errorf("minute %d, want 150", got)
+	}
+	if got := w.minute(t0.Add(60 * time.Second)); got != 50 {
+		t.Errorf("a minute later %d, want 50", got)
+	}
+	if _, err := DefaultConfig().Merge([]byte(`{"tpm_mode": "minute"}`)); err == nil {
+		t.Error("tpm_mode minute accepted")
 	}
 }

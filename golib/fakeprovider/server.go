@@ -28,6 +28,8 @@ type Server struct {
 	counters counters
 	recent   recentRing
 	buckets  headerBuckets
+	// tokenWindow counts the tokens of a tpm limit counted in periods (TPMWindow, TPMSecond).
+	tokenWindow tokenWindow
 
 	cache   promptCache
 	batches batchState

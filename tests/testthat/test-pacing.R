@@ -1,5 +1,6 @@
-# Pacing by tokens per minute (issue 11): options(tabscreen.tpm), and the limits the provider
-# reports in its rate-limit headers, against a fake provider that enforces them.
+# Pacing by tokens per minute: options(tabscreen.tpm), and the limits the provider reports in its
+# rate-limit headers, against a fake provider that enforces them, counted as a refilled bucket, over
+# a sliding minute, or over a sliding second (tpm_mode).
 
 # Records of one length, so that every request counts the same tokens and the engine's estimate,
 # once corrected by the first answers, is that count: the outcome does not depend on timing.
@@ -17,18 +18,36 @@ screen_even <- function(fun, url, n, reps) {
 
 test_that("options(tabscreen.tpm) keeps a screening within the provider's tokens per minute", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tpm")
-  fake <- local_fake_provider(tpm = 20000)
-  withr::local_options(tabscreen.tpm = 20000)
-  res <- screen_even("tabscreen_a.tools", fake$url, n = 10, reps = 8)
+  # a provider that allows 2,000 tokens in any second; the option asks for half its limit
+  fake <- local_fake_provider(tpm = 120000, tpm_mode = "second")
+  withr::local_options(tabscreen.tpm = 60000)
+  res <- screen_even("tabscreen_a.tools", fake$url, n = 10, reps = 2)
   st <- fake$stats()
-  expect_equal(nrow(res$answer_data), 80)
+  expect_equal(nrow(res$answer_data), 20)
   expect_null(res$error_data)
-  # the screening needed more tokens than one minute's limit, and none was refused
-  expect_gt(st$tokens_counted, 20000)
-  expect_equal(st$refused_tokens, 0)
-  expect_equal(st$refused_by_cause$tokens, 0)
-  expect_equal(st$requests_total, 80)
+  # the screening needed more tokens than three seconds of the option's pace, and none was refused
+  expect_gt(st$tokens_counted, 3 * 60000 / 60)
+  expect_equal(sum(unlist(st$refused_by_cause)), 0)
+  expect_equal(st$requests_total, 20)
   expect_equal(st$tokens_counted, sum(res$answer_data$prompt_tokens + res$answer_data$completion_tokens))
+})
+
+test_that("a token limit counted over any sliding minute or second is kept, learned from the headers", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tpm")
+  for (mode in c("window", "second")) {
+    # 60,000 tokens a minute: in "second" mode, at most 1,000 in any second
+    fake <- local_fake_provider(tpm = 60000, tpm_mode = mode)
+    res <- screen_even("tabscreen_a.tools", fake$url, n = 10, reps = 3)
+    st <- fake$stats()
+    expect_equal(nrow(res$answer_data), 30, label = mode)
+    expect_null(res$error_data, label = mode)
+    expect_gt(st$tokens_counted, 5 * 60000 / 60)
+    # Sent as fast as the requests allow, every request after the first second would be refused.
+    # The pace keeps each second near the limit's sixtieth; a second that holds one request more
+    # may be refused once (two requests in flight), and the pace then keeps every second within it.
+    expect_lte(st$refused_by_cause$tokens, if (mode == "window") 0 else 2, label = mode)
+    expect_equal(st$refused_by_cause$requests + st$refused_by_cause$injected, 0, label = mode)
+  }
 })
 
 test_that("without the option, the limits the provider reports are learned and followed", {
@@ -37,17 +56,18 @@ test_that("without the option, the limits the provider reports are learned and f
   withr::local_options(tabscreen.max_active = 1)
   for (fun in c("tabscreen_b", "tabscreen_c")) {
     # a fake of its own per provider: the limits' history of one run does not reach the next
-    fake <- local_fake_provider(tpm = 7200, rpm = 600)
+    fake <- local_fake_provider(tpm = 60000, rpm = 600, tpm_mode = "second")
     url <- if (fun == "tabscreen_b") fake$url_b else fake$url_c
-    res <- screen_even(fun, url, n = 10, reps = 3)
+    res <- screen_even(fun, url, n = 10, reps = 2)
     st <- fake$stats()
-    expect_equal(nrow(res$answer_data), 30, label = fun)
+    expect_equal(nrow(res$answer_data), 20, label = fun)
     expect_null(res$error_data, label = fun)
-    expect_gt(st$tokens_counted, 7200)
-    # rpm = 10000 asked, 600 reported: the reported limit was kept, as was the token limit
+    expect_gt(st$tokens_counted, 3 * 60000 / 60)
+    # rpm = 10000 asked, 600 reported: the reported limit was kept, as was the token limit (at 600
+    # requests a minute, unpaced, most seconds would hold twice the 1,000 tokens allowed)
     expect_equal(st$refused_by_cause$requests, 0, label = fun)
-    expect_equal(st$refused_by_cause$tokens, 0, label = fun)
-    expect_equal(st$requests_total, 30, label = fun)
+    expect_lte(st$refused_by_cause$tokens, 2, label = fun)
+    expect_equal(st$requests_total, 20 + st$refused_by_cause$tokens, label = fun)
   }
 })
 
