@@ -87,7 +87,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 		t.last = a
 		if !r.reached.Load() {
 			if short, cause, bad := endpointProblem(a); bad {
-				r.account(j, rule, est, a, false, screen.Usage{})
+				r.account(j, rule, est, spent, a, false, screen.Usage{})
 				if a.err != nil && r.ctx.Err() != nil {
 					r.failUnsent(res, "interrupted: "+r.causeText())
 					return
