@@ -104,7 +104,13 @@ func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
 			return nil, err
 		}
 		b.mu.Lock()
-		for !e.stale && b.second && e.tokens > tokenAloneShare*b.secondAllowance() && b.flying > 0 {
+		for !e.stale && b.second && e.tokens > tokenAloneShare*b.secondAllowance() && (b.flying > 0 || b.crowded(e)) {
+			if b.flying == 0 {
+				// An answer's completion came into its second after it reserved: reserve again.
+				b.unreserve(e, b.clock.Now())
+				e.stale = true
+				break
+			}
 			// A request that goes alone waits for the answers in flight: the provider counts
 			// their completion when it answers, and the request must find its second empty. It
 			// stays in the ledger at the latest time, so that the others wait behind it.
@@ -159,6 +165,18 @@ func (b *tokenBudget) unreserve(e *spend, now time.Time) {
 	b.minute -= e.tokens
 	b.next = e.nextBefore
 	e.live = false
+}
+
+// crowded says whether the last second (plus the guard) counted tokens besides e; the
+// reservations to come do not count (b.mu held).
+func (b *tokenBudget) crowded(e *spend) bool {
+	now := b.clock.Now()
+	for i := len(b.ledger) - 1; i >= b.head && now.Sub(b.ledger[i].at) < time.Second+tokenGuard; i-- {
+		if x := b.ledger[i]; x != e && x.tokens > 0.5 && !x.at.After(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // secondAllowance is the tokens a sliding second may hold (b.mu held).
