@@ -33,6 +33,8 @@ const (
 	// its second; the estimate of a long request may fall short by more than the margin, and a
 	// provider refuses a request above the allowance unless it comes alone.
 	tokenAloneShare = 0.8
+	// tokenPoll is how often a request that goes alone looks whether the answers in flight came.
+	tokenPoll = 20 * time.Millisecond
 	// tokenGuard is added to each period: a request reaches the provider a little after it was let go.
 	tokenGuard = 50 * time.Millisecond
 	// tokenStep lowers the pace after a 429, down to minTokenShare of the limit.
@@ -48,6 +50,7 @@ type spend struct {
 	at         time.Time
 	tokens     float64
 	live       bool      // in the ledger
+	sent       bool      // let go and not yet settled
 	stale      bool      // its reservation was taken back: reserve again
 	nextBefore time.Time // the even pace's next admission before this one was reserved
 }
@@ -69,6 +72,7 @@ type tokenBudget struct {
 	minute   float64 // their sum
 	next     time.Time
 	inFlight float64   // estimates of the requests sent and not yet settled
+	flying   int       // requests let go and not yet settled
 	held     time.Time // when the budget last held a request back
 	lowered  time.Time // when a 429 last lowered the pace
 	sent     bool      // a request went before any reply
@@ -100,7 +104,36 @@ func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
 			return nil, err
 		}
 		b.mu.Lock()
+		for !e.stale && b.second && e.tokens > tokenAloneShare*b.secondAllowance() && (b.flying > 0 || b.crowded(e)) {
+			if b.flying == 0 {
+				// An answer's completion came into its second after it reserved: reserve again.
+				b.unreserve(e, b.clock.Now())
+				e.stale = true
+				break
+			}
+			// A request that goes alone waits for the answers in flight: the provider counts
+			// their completion when it answers, and the request must find its second empty. It
+			// stays in the ledger at the latest time, so that the others wait behind it.
+			now := b.clock.Now()
+			b.unreserve(e, now)
+			e.at, e.live, e.nextBefore = now, true, b.next
+			b.insert(e)
+			b.minute += e.tokens
+			b.mu.Unlock()
+			if err := clock.Sleep(ctx, b.clock, tokenPoll); err != nil {
+				b.settle(e, e.tokens, 0, 0)
+				return nil, err
+			}
+			b.mu.Lock()
+			if !e.stale && b.flying == 0 {
+				// Reserve again, after the answers' completions left its second.
+				b.unreserve(e, b.clock.Now())
+				e.stale = true
+			}
+		}
 		if !e.stale {
+			e.sent = true
+			b.flying++
 			b.mu.Unlock()
 			return e, nil
 		}
@@ -118,6 +151,37 @@ func (b *tokenBudget) reserve(e *spend, now time.Time) {
 	if e.at.After(now) {
 		b.held = now
 	}
+}
+
+// unreserve takes e, and the reservations after now, out of the ledger (b.mu held).
+func (b *tokenBudget) unreserve(e *spend, now time.Time) {
+	b.reschedule(now)
+	if !e.live {
+		return
+	}
+	if i := slices.Index(b.ledger[b.head:], e); i >= 0 {
+		b.ledger = slices.Delete(b.ledger, b.head+i, b.head+i+1)
+	}
+	b.minute -= e.tokens
+	b.next = e.nextBefore
+	e.live = false
+}
+
+// crowded says whether the last second (plus the guard) counted tokens besides e; the
+// reservations to come do not count (b.mu held).
+func (b *tokenBudget) crowded(e *spend) bool {
+	now := b.clock.Now()
+	for i := len(b.ledger) - 1; i >= b.head && now.Sub(b.ledger[i].at) < time.Second+tokenGuard; i-- {
+		if x := b.ledger[i]; x != e && x.tokens > 0.5 && !x.at.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// secondAllowance is the tokens a sliding second may hold (b.mu held).
+func (b *tokenBudget) secondAllowance() float64 {
+	return b.limit / 60 * tokenSecondShare * b.share / tokenMargin
 }
 
 // reschedule takes the reservations still to come out of the ledger: their requests reserve
@@ -182,7 +246,7 @@ func (b *tokenBudget) admission(now time.Time, est float64) time.Time {
 		for _, e := range b.ledger[from:] {
 			sum += e.tokens
 		}
-		at = later(at, b.fits(at, est, span, b.limit/60*tokenSecondShare*b.share/tokenMargin, tokenAloneShare, from, sum))
+		at = later(at, b.fits(at, est, span, b.secondAllowance(), tokenAloneShare, from, sum))
 	}
 	return at
 }
@@ -237,6 +301,10 @@ func (b *tokenBudget) settle(e *spend, est, prompt, completion float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inFlight -= est
+	if e != nil && e.sent {
+		e.sent = false
+		b.flying--
+	}
 	if e == nil || !e.live {
 		return
 	}

@@ -450,11 +450,69 @@ func TestTokenBudgetALargeRequestGoesAloneInItsSecond(t *testing.T) {
 		{80, time.Second + tokenGuard}, // 10 + 80 fit, but 80 is above 0.8 of 95: it waits for the 10 to leave
 	} {
 		before := fc.Now()
-		if err := drive(fc, func() error { _, err := b.take(context.Background(), tc.est); return err }); err != nil {
+		var e *spend
+		if err := drive(fc, func() (err error) { e, err = b.take(context.Background(), tc.est); return err }); err != nil {
 			t.Fatal(err)
 		}
+		b.settle(e, tc.est, tc.est, 0) // answered at once
 		if got := fc.Now().Sub(before); got != tc.wait {
 			t.Errorf("take %d of %v tokens waited %v, want %v", i, tc.est, got, tc.wait)
 		}
 	}
+}
+
+// A request that goes alone waits for the answers in flight: the provider counts an answer's
+// completion when it answers, and a request above a second's allowance must find its second empty.
+func TestTokenBudgetALargeRequestWaitsForTheAnswersInFlight(t *testing.T) {
+	// Answered before the large request's time (its completion then falls in that second), or
+	// after it.
+	for _, answer := range []time.Duration{500 * time.Millisecond, 2 * time.Second} {
+		if at := largeAfterAnswer(t, answer); at != answer+time.Second+tokenGuard {
+			t.Errorf("answered after %v: the large request went after %v, want %v (its second empty of the answer's completion)",
+				answer, at, answer+time.Second+tokenGuard)
+		}
+	}
+}
+
+// largeAfterAnswer lets a small request go, then a request that goes alone; the small one is
+// answered after answer, with one completion token. It returns when the large one went.
+func largeAfterAnswer(t *testing.T, answer time.Duration) time.Duration {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	fc := clock.NewFake(start)
+	b := newTokenBudget(6000, fc) // 100 tokens a second; a second may hold 95
+	b.second = true
+	ctx := context.Background()
+	small, err := b.take(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		if _, err := b.take(ctx, 90); err != nil {
+			t.Error(err)
+		}
+		got <- fc.Now()
+	}()
+	// The clock goes from one wait's end to the next; the answer comes with its completion.
+	answered := start.Add(answer)
+	var at time.Time
+	for settled := false; at.IsZero(); {
+		select {
+		case at = <-got:
+			continue
+		default:
+		}
+		next, ok := fc.NextDeadline()
+		switch {
+		case !ok:
+			runtime.Gosched()
+		case !settled && !next.Before(answered):
+			fc.Advance(answered.Sub(fc.Now()))
+			b.settle(small, 10, 9, 1)
+			settled = true
+		default:
+			fc.Advance(next.Sub(fc.Now()))
+		}
+	}
+	return at.Sub(start)
 }
