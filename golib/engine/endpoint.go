@@ -50,7 +50,7 @@ func unreachable(err error) (short, cause string, ok bool) {
 	switch {
 	case errors.As(err, &dns) && !dns.IsTimeout:
 		return "unknown host", fmt.Sprintf("the host name %q does not resolve (unknown host)", dns.Name), true
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, wsaConnRefused):
 		return "connection refused", "the connection was refused: nothing listens at that address and port", true
 	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
 		return "TLS failure", "the TLS handshake failed: " + tlsText(err), true
@@ -61,6 +61,10 @@ func unreachable(err error) (short, cause string, ok bool) {
 	}
 	return "", "", false
 }
+
+// wsaConnRefused is Windows' "connection refused" (WSAECONNREFUSED), which its syscall package
+// does not map to ECONNREFUSED.
+const wsaConnRefused = syscall.Errno(10061)
 
 // tlsText is the TLS part of a transport error's text.
 func tlsText(err error) string {

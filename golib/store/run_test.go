@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,6 +198,10 @@ func TestFailedWriteKeepsEveryAnswerForTheNextCall(t *testing.T) {
 			srv := newCountingServer(t, 20*time.Millisecond)
 			path := filepath.Join(t.TempDir(), "a.sqlite")
 			if tc.journalFails {
+				if runtime.GOOS == "windows" {
+					// Wine writes through a link into a missing folder: the journal cannot be made to fail there.
+					t.Skip("needs a journal path that refuses writes (a link into a missing folder)")
+				}
 				// The journal leads into a folder that does not exist: it cannot be written.
 				if err := os.Symlink(filepath.Join(t.TempDir(), "gone", "journal"), store.JournalPath(path)); err != nil {
 					t.Fatal(err)
