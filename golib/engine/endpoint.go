@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -135,20 +134,13 @@ func (p *problems) add(cause string) {
 func (p *problems) commonest() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	causes := make([]string, 0, len(p.counts))
-	for c := range p.counts {
-		causes = append(causes, c)
-	}
-	sort.Slice(causes, func(i, j int) bool {
-		if p.counts[causes[i]] != p.counts[causes[j]] {
-			return p.counts[causes[i]] > p.counts[causes[j]]
+	best := ""
+	for c, n := range p.counts {
+		if n > p.counts[best] || (n == p.counts[best] && c < best) {
+			best = c
 		}
-		return causes[i] < causes[j]
-	})
-	if len(causes) == 0 {
-		return ""
 	}
-	return causes[0]
+	return best
 }
 
 // attemptCause is the short cause of a failed attempt.

@@ -105,3 +105,24 @@ func TestProviderURLForms(t *testing.T) {
 		}
 	}
 }
+
+func TestCommonestProblem(t *testing.T) {
+	for _, tc := range []struct {
+		added []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"HTTP 500"}, "HTTP 500"},
+		{[]string{"timeout", "HTTP 500", "timeout"}, "timeout"},
+		{[]string{"timeout", "HTTP 500"}, "HTTP 500"}, // a tie goes to the first by name
+		{[]string{"", "", "timeout"}, "timeout"},     // an empty cause is not counted
+	} {
+		var p problems
+		for _, c := range tc.added {
+			p.add(c)
+		}
+		if got := p.commonest(); got != tc.want {
+			t.Errorf("after %q: commonest %q, want %q", tc.added, got, tc.want)
+		}
+	}
+}
