@@ -115,7 +115,7 @@ func TestCommonestProblem(t *testing.T) {
 		{[]string{"HTTP 500"}, "HTTP 500"},
 		{[]string{"timeout", "HTTP 500", "timeout"}, "timeout"},
 		{[]string{"timeout", "HTTP 500"}, "HTTP 500"}, // a tie goes to the first by name
-		{[]string{"", "", "timeout"}, "timeout"},     // an empty cause is not counted
+		{[]string{"", "", "timeout"}, "timeout"},      // an empty cause is not counted
 	} {
 		var p problems
 		for _, c := range tc.added {
