@@ -1,4 +1,4 @@
-# The plan and price of a screening before it is sent, and the spending cap (issue 23, item 3).
+# The plan and price of a screening before it is sent, and the spending cap.
 # screen_plan() calls the screening function as screen_batch() does; launch_screening() then
 # returns the plan instead of running. The same plan, of what remains to be sent, is the estimate a
 # screening prints and the price the cap is checked against.
