@@ -14,7 +14,8 @@
 #                                                  admitted, its completion when answered)
 #   tpm_mode                                       how tpm counts: "bucket" (default: tpm tokens refilled
 #                                                  continuously), "window" (at most tpm in any sliding
-#                                                  minute), "second" (at most tpm / 60 in any sliding second)
+#                                                  minute), "second" (the bucket holding only
+#                                                  tpm / 60, one second's tokens)
 #   max_concurrency                                requests served at once before 429
 #   faults = list("500" = 0.1, hang = 0.01)        probability per request of each fault kind:
 #                                                  "429", "quota", "500", "502", "503", "504", "hang",

@@ -4,10 +4,10 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tabscreen/tabscreen/golib/clock"
 	"github.com/tabscreen/tabscreen/golib/provider"
@@ -17,24 +17,20 @@ import (
 // Token pacing. Providers count tokens per minute in different ways: a bucket refilled
 // continuously (Anthropic), any sliding minute (Mistral counts per minute), or a per-minute limit
 // enforced over shorter periods (OpenAI: 60,000 a minute may be enforced as 1,000 a second). The
-// budget keeps to all of them: an even pace just under the limit, so that a minute's tokens are
-// spread over the minute and each second gets about its sixtieth; no sliding minute above the
-// limit, counted from a ledger of the tokens sent; and, after a 429 while tokens set the pace,
-// no sliding second above the limit's sixtieth, at a pace lowered with each further 429.
+// budget keeps to all of them with an even pace just under the limit, never front-loaded, so that
+// each second gets about its sixtieth, and a ledger of the tokens sent, so that no sliding minute
+// holds more than the limit. A 429 while tokens set the pace lowers the pace for the rest of the
+// run.
 const (
 	// tokenMargin is the even pace's share of the limit followed, before any 429.
 	tokenMargin = 0.98
-	// tokenWindowShare is the share of the limit that a sliding minute may hold, tokenSecondShare
-	// the share of its sixtieth that a sliding second may hold (times the pace's share once
-	// lowered): a second holds few requests, and an estimate a little short weighs more there.
+	// tokenWindowShare is the share of the limit that a sliding minute may hold.
 	tokenWindowShare = 0.99
-	tokenSecondShare = 0.95
-	// tokenAloneShare: a request estimated above this share of a second's allowance goes alone in
-	// its second; the estimate of a long request may fall short by more than the margin, and a
-	// provider refuses a request above the allowance unless it comes alone.
-	tokenAloneShare = 0.8
-	// tokenPoll is how often a request that goes alone looks whether the answers in flight came.
-	tokenPoll = 20 * time.Millisecond
+	// tokenLargeShare: a request estimated above this share of a second's tokens needs the whole
+	// of a provider's one-second bucket; it goes once the tokens counted last are refilled at the
+	// full limit, plus tokenGuard, so that one that reached the provider late, or whose estimate
+	// fell short, does not leave the bucket short of full.
+	tokenLargeShare = 0.8
 	// tokenGuard is added to each period: a request reaches the provider a little after it was let go.
 	tokenGuard = 50 * time.Millisecond
 	// tokenStep lowers the pace after a 429, down to minTokenShare of the limit.
@@ -50,34 +46,30 @@ type spend struct {
 	at         time.Time
 	tokens     float64
 	live       bool      // in the ledger
-	sent       bool      // let go and not yet settled
 	stale      bool      // its reservation was taken back: reserve again
 	nextBefore time.Time // the even pace's next admission before this one was reserved
 }
 
 // tokenBudget paces requests by tokens per minute. Each request takes its estimate before it is
-// sent and waits for the earliest time that keeps to the pace and the periods; its answer's
+// sent and waits for the earliest time that keeps to the pace and the minute; its answer's
 // usage settles the estimate. The limit followed is the user's (option tabscreen.tpm) or the
 // provider's (its rate-limit headers), whichever is lower; with neither, the first request goes
 // alone and the others wait for its reply's headers, then nothing waits if they report no limit.
 type tokenBudget struct {
-	mu       sync.Mutex
-	clock    clock.Clock
-	user     float64 // the user's tokens per minute; 0: none
-	limit    float64 // the limit followed; 0: none known yet
-	share    float64 // the even pace, as a share of the limit
-	second   bool    // keep each sliding second within the limit's sixtieth (after a 429)
-	ledger   []*spend
-	head     int     // ledger[head:] are the tokens counted in the last minute, oldest first
-	minute   float64 // their sum
-	next     time.Time
-	inFlight float64   // estimates of the requests sent and not yet settled
-	flying   int       // requests let go and not yet settled
-	held     time.Time // when the budget last held a request back
-	lowered  time.Time // when a 429 last lowered the pace
-	sent     bool      // a request went before any reply
-	first    chan struct{}
-	heard    sync.Once
+	mu      sync.Mutex
+	clock   clock.Clock
+	user    float64 // the user's tokens per minute; 0: none
+	limit   float64 // the limit followed; 0: none known yet
+	share   float64 // the even pace, as a share of the limit
+	ledger  []*spend
+	head    int     // ledger[head:] are the tokens counted in the last minute, oldest first
+	minute  float64 // their sum
+	next    time.Time
+	held    time.Time // when the budget last held a request back
+	lowered time.Time // when a 429 last lowered the pace
+	sent    bool      // a request went before any reply
+	first   chan struct{}
+	heard   sync.Once
 }
 
 func newTokenBudget(tpm float64, c clock.Clock) *tokenBudget {
@@ -90,7 +82,6 @@ func newTokenBudget(tpm float64, c clock.Clock) *tokenBudget {
 func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
 	e := &spend{tokens: est}
 	b.mu.Lock()
-	b.inFlight += est
 	for {
 		now := b.clock.Now()
 		e.at, e.stale = now, false
@@ -100,40 +91,11 @@ func (b *tokenBudget) take(ctx context.Context, est float64) (*spend, error) {
 		}
 		b.mu.Unlock()
 		if err := clock.Sleep(ctx, b.clock, e.at.Sub(now)); err != nil {
-			b.settle(e, e.tokens, 0, 0)
+			b.settle(e, 0, 0)
 			return nil, err
 		}
 		b.mu.Lock()
-		for !e.stale && b.second && e.tokens > tokenAloneShare*b.secondAllowance() && (b.flying > 0 || b.crowded(e)) {
-			if b.flying == 0 {
-				// An answer's completion came into its second after it reserved: reserve again.
-				b.unreserve(e, b.clock.Now())
-				e.stale = true
-				break
-			}
-			// A request that goes alone waits for the answers in flight: the provider counts
-			// their completion when it answers, and the request must find its second empty. It
-			// stays in the ledger at the latest time, so that the others wait behind it.
-			now := b.clock.Now()
-			b.unreserve(e, now)
-			e.at, e.live, e.nextBefore = now, true, b.next
-			b.insert(e)
-			b.minute += e.tokens
-			b.mu.Unlock()
-			if err := clock.Sleep(ctx, b.clock, tokenPoll); err != nil {
-				b.settle(e, e.tokens, 0, 0)
-				return nil, err
-			}
-			b.mu.Lock()
-			if !e.stale && b.flying == 0 {
-				// Reserve again, after the answers' completions left its second.
-				b.unreserve(e, b.clock.Now())
-				e.stale = true
-			}
-		}
 		if !e.stale {
-			e.sent = true
-			b.flying++
 			b.mu.Unlock()
 			return e, nil
 		}
@@ -151,37 +113,6 @@ func (b *tokenBudget) reserve(e *spend, now time.Time) {
 	if e.at.After(now) {
 		b.held = now
 	}
-}
-
-// unreserve takes e, and the reservations after now, out of the ledger (b.mu held).
-func (b *tokenBudget) unreserve(e *spend, now time.Time) {
-	b.reschedule(now)
-	if !e.live {
-		return
-	}
-	if i := slices.Index(b.ledger[b.head:], e); i >= 0 {
-		b.ledger = slices.Delete(b.ledger, b.head+i, b.head+i+1)
-	}
-	b.minute -= e.tokens
-	b.next = e.nextBefore
-	e.live = false
-}
-
-// crowded says whether the last second (plus the guard) counted tokens besides e; the
-// reservations to come do not count (b.mu held).
-func (b *tokenBudget) crowded(e *spend) bool {
-	now := b.clock.Now()
-	for i := len(b.ledger) - 1; i >= b.head && now.Sub(b.ledger[i].at) < time.Second+tokenGuard; i-- {
-		if x := b.ledger[i]; x != e && x.tokens > 0.5 && !x.at.After(now) {
-			return true
-		}
-	}
-	return false
-}
-
-// secondAllowance is the tokens a sliding second may hold (b.mu held).
-func (b *tokenBudget) secondAllowance() float64 {
-	return b.limit / 60 * tokenSecondShare * b.share / tokenMargin
 }
 
 // reschedule takes the reservations still to come out of the ledger: their requests reserve
@@ -231,35 +162,25 @@ func (b *tokenBudget) awaitFirst(ctx context.Context) error {
 func (b *tokenBudget) replied() { b.heard.Do(func() { close(b.first) }) }
 
 // admission is the earliest time, from now and after the requests already let go, at which est
-// tokens keep to the even pace, the last minute and (once on) the last second (b.mu held).
+// tokens keep to the even pace and the last minute (b.mu held).
 func (b *tokenBudget) admission(now time.Time, est float64) time.Time {
 	at := now
 	if n := len(b.ledger); n > b.head {
 		at = later(at, b.ledger[n-1].at)
 	}
 	at = later(at, b.next)
-	at = later(at, b.fits(at, est, time.Minute+tokenGuard, b.limit*tokenWindowShare, 1, b.head, b.minute))
-	if b.second {
-		span := time.Second + tokenGuard
-		from := b.head + sort.Search(len(b.ledger)-b.head, func(i int) bool { return at.Sub(b.ledger[b.head+i].at) < span })
-		sum := 0.0
-		for _, e := range b.ledger[from:] {
-			sum += e.tokens
-		}
-		at = later(at, b.fits(at, est, span, b.secondAllowance(), tokenAloneShare, from, sum))
+	if n := len(b.ledger); n > b.head && est > tokenLargeShare*b.limit/60 {
+		last := b.ledger[n-1]
+		refilled := time.Duration(last.tokens / b.limit * float64(time.Minute))
+		at = later(at, last.at.Add(refilled+tokenGuard))
 	}
-	return at
-}
-
-// fits is the earliest time from at when the ledger's entries within span before it, from index
-// from on (holding sum tokens), leave room for est more under capacity: the oldest leave the
-// span one by one. A request above alone times the capacity waits for an empty span (b.mu held).
-func (b *tokenBudget) fits(at time.Time, est float64, span time.Duration, capacity, alone float64, from int, sum float64) time.Time {
-	k := from
+	// The oldest entries leave the minute one by one until est fits.
+	sum, capacity, span := b.minute, b.limit*tokenWindowShare, time.Minute+tokenGuard
+	k := b.head
 	for ; k < len(b.ledger) && at.Sub(b.ledger[k].at) >= span; k++ {
 		sum -= b.ledger[k].tokens
 	}
-	for ; sum > 0.5 && (sum+est > capacity || est > alone*capacity) && k < len(b.ledger); k++ {
+	for ; sum > 0.5 && sum+est > capacity && k < len(b.ledger); k++ {
 		sum -= b.ledger[k].tokens
 		at = later(at, b.ledger[k].at.Add(span))
 	}
@@ -297,18 +218,13 @@ func (b *tokenBudget) prune(now time.Time) {
 
 // settle replaces a request's estimate by what the provider counted: prompt tokens at the time it
 // was let go, completion tokens now (0 and 0 for a refused request).
-func (b *tokenBudget) settle(e *spend, est, prompt, completion float64) {
+func (b *tokenBudget) settle(e *spend, prompt, completion float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.inFlight -= est
-	if e != nil && e.sent {
-		e.sent = false
-		b.flying--
-	}
 	if e == nil || !e.live {
 		return
 	}
-	b.next = b.next.Add(b.interval(prompt + completion - est))
+	b.next = b.next.Add(b.interval(prompt + completion - e.tokens))
 	b.minute += prompt - e.tokens
 	e.tokens = prompt
 	if completion > 0 {
@@ -320,9 +236,8 @@ func (b *tokenBudget) settle(e *spend, est, prompt, completion float64) {
 }
 
 // refused is a 429. While tokens set the pace (the budget held a request back in the last
-// minute), it may be theirs: the first turns on the check that every second keeps within the
-// limit's sixtieth, each later one lowers the even pace and that check by a tenth (at most once a
-// second: one overrun refuses the requests in flight together).
+// minute), it may be theirs: it lowers the even pace by a tenth, at most once a second (one
+// overrun refuses the requests in flight together).
 func (b *tokenBudget) refused() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -331,10 +246,7 @@ func (b *tokenBudget) refused() {
 		(!b.lowered.IsZero() && now.Sub(b.lowered) < time.Second) {
 		return
 	}
-	if b.second {
-		b.share = math.Max(minTokenShare, b.share*tokenStep)
-	}
-	b.second = true
+	b.share = math.Max(minTokenShare, b.share*tokenStep)
 	b.lowered = now
 	b.reschedule(now)
 }
@@ -378,21 +290,45 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// estimator guesses a request's tokens before it is sent: the input by the price estimate's rule
-// (screen.CharTokens) on the request's body, scaled by how the answers' reported prompt tokens compared with the rule
-// so far, plus the mean completion of the answers so far (before the first: the price estimate's
-// allowance).
+// estimator guesses a request's tokens before it is sent: its input by the price estimate's rule
+// (screen.CharTokens) on the request's body, mapped to prompt tokens by a line fitted to the
+// answers so far (the body holds a fixed part that the provider counts differently from the text:
+// a ratio alone got long records wrong by hundreds of tokens), plus the answers' mean completion
+// (before the first answer: the price estimate's allowance).
 type estimator struct {
 	mu         sync.Mutex
 	allowance  float64
-	rule       float64 // the rule's count of the answered requests
-	prompt     float64 // their reported prompt tokens
-	completion float64 // their reported completion tokens
 	answers    float64
+	rule       float64 // the sums, over the answered requests, of the rule's count,
+	prompt     float64 // of their reported prompt tokens,
+	rule2      float64 // of the rule's count squared,
+	rulePrompt float64 // of the two multiplied,
+	completion float64 // and of their reported completion tokens
 }
 
-// requestRule is the rule's input tokens of a request body.
-func requestRule(body []byte) float64 { return screen.CharTokens(runeCount(body)) }
+// requestRule is the rule's input tokens of a request body, counting the text the body holds: an
+// escape counts as the one character it stands for (abstracts with markup hold thousands of <, >
+// and &, each six characters in JSON, and counted as written they doubled the estimate).
+func requestRule(body []byte) float64 { return screen.CharTokens(jsonTextChars(body)) }
+
+// jsonTextChars counts the characters of a JSON document with each escape decoded.
+func jsonTextChars(body []byte) int {
+	n := 0
+	for i := 0; i < len(body); n++ {
+		switch {
+		case body[i] == '\\' && i+1 < len(body) && body[i+1] == 'u':
+			i += 6
+		case body[i] == '\\':
+			i += 2
+		case body[i] < utf8.RuneSelf:
+			i++
+		default:
+			_, size := utf8.DecodeRune(body[i:])
+			i += size
+		}
+	}
+	return n
+}
 
 func (e *estimator) estimate(rule float64) float64 {
 	e.mu.Lock()
@@ -400,7 +336,18 @@ func (e *estimator) estimate(rule float64) float64 {
 	if e.answers == 0 {
 		return rule + e.allowance
 	}
-	return rule*e.prompt/e.rule + e.completion/e.answers
+	completion := e.completion / e.answers
+	// The least-squares line through the answers, once they spread enough to fit one (records of
+	// one length do not); otherwise, and for a line that does not rise, the ratio.
+	meanRule, meanPrompt := e.rule/e.answers, e.prompt/e.answers
+	variance := e.rule2/e.answers - meanRule*meanRule
+	if e.answers >= 10 && variance > 1 {
+		slope := (e.rulePrompt/e.answers - meanRule*meanPrompt) / variance
+		if slope > 0 {
+			return math.Max(0, meanPrompt+slope*(rule-meanRule)) + completion
+		}
+	}
+	return rule*e.prompt/e.rule + completion
 }
 
 // learn corrects the estimates by the usage a reply reported.
@@ -410,10 +357,13 @@ func (e *estimator) learn(rule float64, u screen.Usage) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.rule += rule
-	e.prompt += float64(u.Prompt)
-	e.completion += float64(u.Completion)
+	p := float64(u.Prompt)
 	e.answers++
+	e.rule += rule
+	e.prompt += p
+	e.rule2 += rule * rule
+	e.rulePrompt += rule * p
+	e.completion += float64(u.Completion)
 }
 
 // headerNumber reads a limit from a rate-limit header's value ("" or unreadable: not known).

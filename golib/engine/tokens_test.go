@@ -59,7 +59,7 @@ func runBudget(t *testing.T, fc *clock.Fake, b *tokenBudget, n int, est, prompt,
 			t.Fatal(err)
 		}
 		c.add(fc.Now(), prompt+completion)
-		b.settle(e, est, prompt, completion)
+		b.settle(e, prompt, completion)
 		if i == refuseAt {
 			refusedAt = fc.Now()
 			b.refused()
@@ -107,43 +107,42 @@ func TestTokenBudgetKeepsWithinTPM(t *testing.T) {
 	}
 }
 
-// A 429 while tokens set the pace: from then on no sliding second holds more than the limit's
-// sixtieth, and the pace is lower. A 429 while tokens did not set the pace (the requests limit's)
-// changes nothing.
+// A 429 while tokens set the pace lowers the even pace by a tenth, at most once a second; a 429
+// while tokens did not set the pace (the requests limit's) changes nothing.
 func TestTokenBudgetA429LowersThePace(t *testing.T) {
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	fc := clock.NewFake(start)
 	b := newTokenBudget(200000, fc)
-	c, refusedAt := runBudget(t, fc, b, 1200, 800, 750, 50, 300)
-	quantum := 200000.0 / 60
-	if before := c.most(time.Second, start); before <= quantum {
-		t.Fatalf("before the 429 a second held %.0f tokens: the test shows nothing", before)
-	}
-	if after := c.most(time.Second, refusedAt.Add(time.Nanosecond)); after > quantum {
-		t.Errorf("after the 429 a sliding second counted %.0f tokens, more than %.0f", after, quantum)
-	}
+	c, _ := runBudget(t, fc, b, 1200, 800, 750, 50, 300)
 	if got := c.most(time.Minute, start); got > 200000 {
 		t.Errorf("a sliding minute counted %.0f tokens", got)
 	}
 	rate := func(from, to int) float64 { // tokens a minute between two requests
 		return float64(to-from) * 800 / c.at[to].Sub(c.at[from]).Minutes()
 	}
-	if before, after := rate(1, 300), rate(301, 1199); after >= before {
-		t.Errorf("tokens a minute %.0f before the 429, %.0f after: not lowered", before, after)
+	if before, after := rate(1, 300), rate(301, 1199); math.Abs(after/before-tokenStep) > 0.01 {
+		t.Errorf("tokens a minute %.0f before the 429, %.0f after: not lowered by a tenth", before, after)
 	}
-	// a later 429 lowers the even pace by a tenth, at most once a second
-	if b.share != tokenMargin {
-		t.Errorf("the first 429 lowered the even pace to %v", b.share)
-	}
-	b.refused()
-	b.refused()
 	if math.Abs(b.share-tokenMargin*tokenStep) > 1e-9 {
+		t.Errorf("a 429 left the even pace at %v", b.share)
+	}
+	fc.Advance(time.Second)
+	b.refused()
+	b.refused()
+	if math.Abs(b.share-tokenMargin*tokenStep*tokenStep) > 1e-9 {
 		t.Errorf("two more 429s at once left the even pace at %v", b.share)
 	}
 	fc.Advance(time.Second)
 	b.refused()
-	if math.Abs(b.share-tokenMargin*tokenStep*tokenStep) > 1e-9 {
+	if math.Abs(b.share-tokenMargin*tokenStep*tokenStep*tokenStep) > 1e-9 {
 		t.Errorf("a 429 a second later left the even pace at %v", b.share)
+	}
+	for i := 0; i < 20; i++ {
+		fc.Advance(time.Second)
+		b.refused()
+	}
+	if b.share != minTokenShare {
+		t.Errorf("many 429s left the even pace at %v, want its floor %v", b.share, minTokenShare)
 	}
 
 	// requests a second apart never waited for tokens: a 429 is the requests limit's
@@ -154,12 +153,12 @@ func TestTokenBudgetA429LowersThePace(t *testing.T) {
 		if err != nil || fc.Now() != start.Add(time.Duration(i)*time.Second) {
 			t.Fatalf("take %d: %v at %v", i, err, fc.Now())
 		}
-		b.settle(e, 800, 750, 50)
+		b.settle(e, 750, 50)
 		fc.Advance(time.Second)
 	}
 	b.refused()
-	if b.second || b.share != tokenMargin {
-		t.Errorf("a 429 while tokens set no pace changed it: second %v, share %v", b.second, b.share)
+	if b.share != tokenMargin {
+		t.Errorf("a 429 while tokens set no pace changed it to %v", b.share)
 	}
 }
 
@@ -176,16 +175,16 @@ func TestTokenBudgetFollowsReportedLimits(t *testing.T) {
 		reports []report
 		replied bool
 		want    float64
-		waits   []time.Duration // of takes of 1000 tokens after the reports
+		waits   []time.Duration // of takes of 500 tokens after the reports
 	}{
 		{"learned from the headers, the tokens counted so far kept", 0, []report{{60000, 59000, true}}, true, 60000,
-			[]time.Duration{0, 1020408163 * time.Nanosecond}}, // 1000 tokens at 60000 * tokenMargin per minute
+			[]time.Duration{0, 510204082 * time.Nanosecond}}, // 500 tokens at 60000 * tokenMargin per minute
 		{"little remaining: the tokens counted leave the minute first", 0, []report{{60000, 1000, true}}, true, 60000,
 			[]time.Duration{time.Minute + tokenGuard}},
 		{"no limit reported: no wait", 0, nil, true, 0, []time.Duration{0, 0, 0}},
 		{"before any reply the first request goes alone", 0, nil, false, 0, []time.Duration{0, firstReplyWait, 0}},
 		{"the user's lower limit wins", 50000, []report{{60000, 60000, true}}, false, 50000,
-			[]time.Duration{0, 1224489796 * time.Nanosecond}}, // 1000 tokens at 50000 * tokenMargin per minute
+			[]time.Duration{0, 612244898 * time.Nanosecond}}, // 500 tokens at 50000 * tokenMargin per minute
 		{"a lower reported limit wins", 100000, []report{{30000, 30000, true}}, false, 30000, nil},
 		{"a changed limit is followed", 0, []report{{60000, 60000, true}, {30000, 30000, true}}, true, 30000, nil},
 		{"a raised limit is followed up to the user's", 100000,
@@ -213,7 +212,7 @@ func TestTokenBudgetFollowsReportedLimits(t *testing.T) {
 					if err := b.awaitFirst(context.Background()); err != nil {
 						return err
 					}
-					_, err := b.take(context.Background(), 1000)
+					_, err := b.take(context.Background(), 500)
 					return err
 				}); err != nil {
 					t.Fatal(err)
@@ -288,10 +287,7 @@ func TestPacerKeepsItsWindowWhenTheLimitDrops(t *testing.T) {
 // The estimate starts from the rule and the completion allowance, then scales the rule by the
 // prompt tokens the answers reported and takes their mean completion.
 func TestEstimateCorrectedByUsage(t *testing.T) {
-	type step struct {
-		rule  float64
-		usage screen.Usage
-	}
+	type step = answered
 	tests := []struct {
 		name    string
 		learned []step
@@ -303,6 +299,9 @@ func TestEstimateCorrectedByUsage(t *testing.T) {
 		{"two answers", []step{{100, screen.Usage{Prompt: 200, Completion: 30}}, {100, screen.Usage{Prompt: 100, Completion: 10}}},
 			100, 170},
 		{"a reply without usage teaches nothing", []step{{100, screen.Usage{}}}, 100, 110},
+		// the body's fixed 50 rule tokens are not counted, its text twice: a ratio would say 3636
+		{"records of many lengths: the line", line(10, func(x float64) float64 { return 2 * (x - 50) }), 2000, 3900},
+		{"records of one length: the ratio", line(12, func(float64) float64 { return 300 }), 200, 600},
 	}
 	for _, tc := range tests {
 		e := &estimator{allowance: 10}
@@ -316,6 +315,30 @@ func TestEstimateCorrectedByUsage(t *testing.T) {
 	if got := requestRule([]byte(`{"é":"abcd"}`)); got != 3 {
 		t.Errorf("rule %v", got)
 	}
+	// an escape is the one character it stands for
+	if got := requestRule([]byte(`{"a":"\u003c\n<\"x"}`)); got != 3.25 {
+		t.Errorf("rule with escapes %v", got)
+	}
+}
+
+// answered is a request's count by the rule and the usage its answer reported.
+type answered struct {
+	rule  float64
+	usage screen.Usage
+}
+
+// line is n answers to requests of 100, 200, ... rule tokens (100 each when prompt does not
+// depend on it), with prompt(rule) prompt tokens and no completion.
+func line(n int, prompt func(float64) float64) []answered {
+	steps := make([]answered, n)
+	for i := range steps {
+		x := float64(100 * (i + 1))
+		if prompt(x) == prompt(2*x) {
+			x = 100
+		}
+		steps[i].rule, steps[i].usage = x, screen.Usage{Prompt: int64(prompt(x))}
+	}
+	return steps
 }
 
 // Through a run: the pacer follows the limits the responses report, the user's tpm caps the
@@ -343,11 +366,6 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 			if r.answered.Load() != tc.requests || p.followed() != tc.wantRPM || p.tokens.followed() != tc.wantTPM {
 				t.Fatalf("answered %d, rpm %v, tpm %v", r.answered.Load(), p.followed(), p.tokens.followed())
 			}
-			p.tokens.mu.Lock()
-			defer p.tokens.mu.Unlock()
-			if p.tokens.inFlight > 1e-9 || p.tokens.inFlight < -1e-9 {
-				t.Fatalf("estimates left unsettled: %v", p.tokens.inFlight)
-			}
 		})
 	}
 	if _, err := ParseOptions([]byte(`{"api_url":"http://x","prompts":["p"],"models":[{"name":"m","reps":1,"rpm":1}],"tpm":0}`)); err == nil {
@@ -356,7 +374,7 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 }
 
 // With many requests waiting for their reserved times, a 429 takes the reservations back: the
-// requests reserve again under the per-second rule, and none goes on the old schedule.
+// requests reserve again at the lowered pace, and none goes on the old schedule.
 func TestTokenBudgetA429ReschedulesTheWaitingRequests(t *testing.T) {
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	fc := clock.NewFake(start)
@@ -384,7 +402,7 @@ func TestTokenBudgetA429ReschedulesTheWaitingRequests(t *testing.T) {
 				mu.Lock()
 				if count == 600 {
 					mu.Unlock()
-					b.settle(e, 800, 0, 0)
+					b.settle(e, 0, 0)
 					return
 				}
 				count++
@@ -394,7 +412,7 @@ func TestTokenBudgetA429ReschedulesTheWaitingRequests(t *testing.T) {
 					b.refused()
 				}
 				mu.Unlock()
-				b.settle(e, 800, 750, 50)
+				b.settle(e, 750, 50)
 			}
 		}()
 	}
@@ -417,8 +435,12 @@ func TestTokenBudgetA429ReschedulesTheWaitingRequests(t *testing.T) {
 	if waiting := c.at[len(c.at)-1].Sub(refusedAt); waiting < 10*time.Second {
 		t.Fatalf("the requests after the 429 took %v: few were waiting", waiting)
 	}
-	if after := c.most(time.Second, refusedAt.Add(time.Nanosecond)); after > 200000.0/60 {
-		t.Errorf("after the 429 a sliding second counted %.0f tokens", after)
+	minutes := 800 / (200000 * tokenMargin * tokenStep)
+	gap := time.Duration(minutes*float64(time.Minute)) - time.Microsecond
+	for i := 1; i < len(c.at); i++ {
+		if c.at[i-1].After(refusedAt) && c.at[i].Sub(c.at[i-1]) < gap {
+			t.Fatalf("after the 429, requests %v apart: the lowered pace's gap is %v", c.at[i].Sub(c.at[i-1]), gap)
+		}
 	}
 	if got := c.most(time.Minute, start); got > 200000 {
 		t.Errorf("a sliding minute counted %.0f tokens", got)
@@ -435,84 +457,31 @@ func (c byTime) Swap(i, j int) {
 	c.tokens[i], c.tokens[j] = c.tokens[j], c.tokens[i]
 }
 
-// Once seconds are checked, a request estimated near a second's whole allowance goes alone: its
-// estimate may fall short, and a provider refuses a request above the allowance unless it is alone.
-func TestTokenBudgetALargeRequestGoesAloneInItsSecond(t *testing.T) {
+// A request estimated above most of a second's tokens goes tokenGuard after its even-pace time:
+// a provider counting by the second admits it only once the second before it is refilled.
+func TestTokenBudgetALargeRequestWaitsAGuard(t *testing.T) {
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	fc := clock.NewFake(start)
-	b := newTokenBudget(6000, fc) // 100 tokens a second; a second may hold 95
-	b.second = true
+	b := newTokenBudget(6000, fc) // 100 tokens a second
+	step := func(est float64) time.Duration {
+		return time.Duration(est / (6000 * tokenMargin) * float64(time.Minute))
+	}
 	for i, tc := range []struct {
 		est  float64
 		wait time.Duration
 	}{
 		{10, 0},
-		{80, time.Second + tokenGuard}, // 10 + 80 fit, but 80 is above 0.8 of 95: it waits for the 10 to leave
+		{90, 100*time.Millisecond + tokenGuard}, // above 0.8 of 100: once the 10 are refilled
+		{50, step(90)},                          // the even pace only
 	} {
 		before := fc.Now()
 		var e *spend
 		if err := drive(fc, func() (err error) { e, err = b.take(context.Background(), tc.est); return err }); err != nil {
 			t.Fatal(err)
 		}
-		b.settle(e, tc.est, tc.est, 0) // answered at once
+		b.settle(e, tc.est, 0) // answered at once, as estimated
 		if got := fc.Now().Sub(before); got != tc.wait {
 			t.Errorf("take %d of %v tokens waited %v, want %v", i, tc.est, got, tc.wait)
 		}
 	}
-}
-
-// A request that goes alone waits for the answers in flight: the provider counts an answer's
-// completion when it answers, and a request above a second's allowance must find its second empty.
-func TestTokenBudgetALargeRequestWaitsForTheAnswersInFlight(t *testing.T) {
-	// Answered before the large request's time (its completion then falls in that second), or
-	// after it.
-	for _, answer := range []time.Duration{500 * time.Millisecond, 2 * time.Second} {
-		if at := largeAfterAnswer(t, answer); at != answer+time.Second+tokenGuard {
-			t.Errorf("answered after %v: the large request went after %v, want %v (its second empty of the answer's completion)",
-				answer, at, answer+time.Second+tokenGuard)
-		}
-	}
-}
-
-// largeAfterAnswer lets a small request go, then a request that goes alone; the small one is
-// answered after answer, with one completion token. It returns when the large one went.
-func largeAfterAnswer(t *testing.T, answer time.Duration) time.Duration {
-	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
-	fc := clock.NewFake(start)
-	b := newTokenBudget(6000, fc) // 100 tokens a second; a second may hold 95
-	b.second = true
-	ctx := context.Background()
-	small, err := b.take(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan time.Time, 1)
-	go func() {
-		if _, err := b.take(ctx, 90); err != nil {
-			t.Error(err)
-		}
-		got <- fc.Now()
-	}()
-	// The clock goes from one wait's end to the next; the answer comes with its completion.
-	answered := start.Add(answer)
-	var at time.Time
-	for settled := false; at.IsZero(); {
-		select {
-		case at = <-got:
-			continue
-		default:
-		}
-		next, ok := fc.NextDeadline()
-		switch {
-		case !ok:
-			runtime.Gosched()
-		case !settled && !next.Before(answered):
-			fc.Advance(answered.Sub(fc.Now()))
-			b.settle(small, 10, 9, 1)
-			settled = true
-		default:
-			fc.Advance(next.Sub(fc.Now()))
-		}
-	}
-	return at.Sub(start)
 }

@@ -235,7 +235,7 @@ func (r *Run) waitTurn(j job, rule float64) (ticket, *spend, float64, error) {
 	}
 	t, err := p.wait(r.ctx)
 	if err != nil {
-		p.tokens.settle(spent, est, 0, 0)
+		p.tokens.settle(spent, 0, 0)
 	}
 	return t, spent, est, err
 }
@@ -249,13 +249,13 @@ func (r *Run) account(j job, rule, est float64, spent *spend, a attempt, answere
 	defer p.tokens.replied()
 	switch {
 	case a.err != nil:
-		p.tokens.settle(spent, est, est, 0)
+		p.tokens.settle(spent, est, 0)
 		return
 	case answered:
-		p.tokens.settle(spent, est, float64(u.Prompt), float64(u.Completion))
+		p.tokens.settle(spent, float64(u.Prompt), float64(u.Completion))
 		r.estimators[j.model].learn(rule, u)
 	default:
-		p.tokens.settle(spent, est, 0, 0)
+		p.tokens.settle(spent, 0, 0)
 	}
 	p.followHeaders(r.adapter.RateState(a.headers, a.at).Info)
 }

@@ -272,7 +272,11 @@ func (s *Server) admitTokens(rc *runtimeConfig, now time.Time, prompt int64) (bo
 	case TPMWindow:
 		return s.tokenWindow.admit(now, prompt, time.Minute, rc.TPM)
 	case TPMSecond:
-		return s.tokenWindow.admit(now, prompt, time.Second, rc.TPM/60)
+		ok, wait, used := s.secondBucket.admit(now, prompt, rc.TPM)
+		if ok {
+			s.tokenWindow.count(now, prompt)
+		}
+		return ok, wait, used
 	}
 	ok, wait, have := s.buckets.admitTokens(now, s.requestLimit(rc), rc.TPM, int(prompt))
 	return ok, wait, rc.TPM - have
@@ -286,6 +290,9 @@ func (s *Server) snapshot(rc *runtimeConfig, now time.Time, reqs, tokens int) ra
 	if rc.TPM > 0 && (rc.TPMMode == TPMWindow || rc.TPMMode == TPMSecond) {
 		if tokens > 0 {
 			s.tokenWindow.count(now, int64(tokens))
+			if rc.TPMMode == TPMSecond {
+				s.secondBucket.take(now, int64(tokens), rc.TPM)
+			}
 		}
 		snap.remainingTokens = max(0, rc.TPM-s.tokenWindow.minute(now))
 	}

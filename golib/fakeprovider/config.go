@@ -97,9 +97,9 @@ type Config struct {
 	// with Retry-After. 0: no limit (headers report a limit no client reaches).
 	TPM int64 `json:"tpm"`
 	// TPMMode is how the tpm limit counts: "bucket" (the default, above), "window" (at most TPM
-	// in any sliding minute) or "second" (at most TPM/60 in any sliding second). In the last two
-	// a request whose prompt does not fit is refused unless the period counted nothing, and the
-	// headers report the limit less the tokens counted in the last minute.
+	// in any sliding minute; a request whose prompt does not fit is refused unless the minute
+	// counted nothing) or "second" (the bucket above holding only TPM/60, one second's tokens). In
+	// the last two the headers report the limit less the tokens counted in the last minute.
 	TPMMode string `json:"tpm_mode"`
 	// ReasoningTokens are added to every answer's completion tokens.
 	ReasoningTokens int `json:"reasoning_tokens"`

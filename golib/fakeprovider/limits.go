@@ -167,13 +167,60 @@ const (
 	TPMBucket = "bucket"
 	// TPMWindow: at most tpm tokens in any sliding minute.
 	TPMWindow = "window"
-	// TPMSecond: at most tpm/60 tokens in any sliding second, a per-minute limit enforced over
-	// shorter periods, as OpenAI documents it may be.
+	// TPMSecond: the per-minute limit enforced over seconds, as OpenAI documents it may be ("60,000
+	// a minute may be enforced as 1,000 a second"): a bucket refilled continuously at tpm a minute
+	// that holds only one second's tokens, so that no burst above a second's share passes.
 	TPMSecond = "second"
 )
 
-// tokenWindow counts tokens in time for the window and second modes: each admitted prompt and
-// each answer's completion, at the time it was counted, kept for a minute.
+// secondBucket holds at most a second's share of a per-minute limit (TPMSecond). It admits a
+// prompt when it holds that many tokens, or is full for a prompt larger than it holds; what it
+// admits and each answer's completion are taken from it, and it may fall below zero.
+type secondBucket struct {
+	mu    sync.Mutex
+	last  time.Time
+	level float64
+}
+
+// refill brings the bucket up to now (the lock held).
+func (b *secondBucket) refill(now time.Time, capacity float64) {
+	if b.last.IsZero() {
+		b.level, b.last = capacity, now
+		return
+	}
+	if now.After(b.last) {
+		b.level = math.Min(capacity, b.level+now.Sub(b.last).Seconds()*capacity)
+		b.last = now
+	}
+}
+
+// admit takes prompt tokens at now from a bucket of tpm/60 if it holds them; otherwise it takes
+// nothing and says how long until it would, with the tokens it lacks from full.
+func (b *secondBucket) admit(now time.Time, prompt, tpm int64) (bool, time.Duration, int64) {
+	capacity := float64(tpm) / 60
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now, capacity)
+	need := math.Min(float64(prompt), capacity)
+	if b.level >= need {
+		b.level -= float64(prompt)
+		return true, 0, 0
+	}
+	wait := time.Duration(math.Ceil((need - b.level) / capacity * float64(time.Second)))
+	return false, wait, int64(capacity - b.level)
+}
+
+// take counts tokens at now (an answer's completion).
+func (b *secondBucket) take(now time.Time, tokens, tpm int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now, float64(tpm)/60)
+	b.level -= float64(tokens)
+}
+
+// tokenWindow counts tokens in time for the window mode (and, in the second mode, for the
+// headers): each admitted prompt and each answer's completion, at the time it was counted, kept
+// for a minute.
 type tokenWindow struct {
 	mu      sync.Mutex
 	entries []tokenEntry // oldest first; entries[head:] are live

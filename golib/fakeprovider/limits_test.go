@@ -227,8 +227,8 @@ func TestTokenLimitRefusesOverTheBudget(t *testing.T) {
 
 // The three ways of counting a tpm limit, on one sequence of requests (tpm 6000: 100 tokens a
 // second): a bucket refilled continuously admits a minute's tokens at once; a sliding minute
-// admits no more than 6000 in any 60 s; a sliding second no more than 100 in any second, but a
-// larger request alone.
+// admits no more than 6000 in any 60 s; a bucket of one second's tokens admits 100 a second, and
+// a larger request when it is full.
 func TestTokenLimitModes(t *testing.T) {
 	steps := []struct {
 		at     time.Duration
@@ -245,10 +245,11 @@ func TestTokenLimitModes(t *testing.T) {
 		{TPMBucket, []outcome{{true, 0}, {true, 0}, {true, 0}, {true, 0}, {true, 0}}},
 		// 100 + 100 + 5700 counted; 200 more fit once the first 100 leave the minute
 		{TPMWindow, []outcome{{true, 0}, {true, 0}, {true, 0}, {false, 58 * time.Second}, {true, 0}}},
-		// the second 100 fits once the first leaves its second; 5700 goes alone; the last waits
-		// for the 200 of the second before it
-		{TPMSecond, []outcome{{true, 0}, {false, 500 * time.Millisecond}, {true, 0}, {true, 0},
-			{false, 500 * time.Millisecond}}},
+		// the second 100 waits for the bucket to refill; 5700 goes into the full bucket, which
+		// then owes 5600; a second later 200 waits 56 s for 100 (the bucket's most), and 1 token
+		// half a second later 54.51 s
+		{TPMSecond, []outcome{{true, 0}, {false, 500 * time.Millisecond}, {true, 0}, {false, 56 * time.Second},
+			{false, 54510 * time.Millisecond}}},
 	}
 	for _, tc := range tests {
 		s, err := New(DefaultConfig())

@@ -28,8 +28,10 @@ type Server struct {
 	counters counters
 	recent   recentRing
 	buckets  headerBuckets
-	// tokenWindow counts the tokens of a tpm limit counted in periods (TPMWindow, TPMSecond).
+	// tokenWindow counts the tokens of a tpm limit counted in periods (TPMWindow; TPMSecond's headers).
 	tokenWindow tokenWindow
+	// secondBucket enforces a tpm limit over seconds (TPMSecond).
+	secondBucket secondBucket
 
 	cache   promptCache
 	batches batchState

@@ -1,6 +1,6 @@
 # Pacing by tokens per minute: options(tabscreen.tpm), and the limits the provider reports in its
 # rate-limit headers, against a fake provider that enforces them, counted as a refilled bucket, over
-# a sliding minute, or over a sliding second (tpm_mode).
+# a sliding minute, or by the second: a refilled bucket that holds only a second's tokens (tpm_mode).
 
 # Records of one length, so that every request counts the same tokens and the engine's estimate,
 # once corrected by the first answers, is that count: the outcome does not depend on timing.
@@ -18,7 +18,7 @@ screen_even <- function(fun, url, n, reps) {
 
 test_that("options(tabscreen.tpm) keeps a screening within the provider's tokens per minute", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tpm")
-  # a provider that allows 2,000 tokens in any second; the option asks for half its limit
+  # a provider that holds 2,000 tokens a second, with no burst above; the option asks for half its limit
   fake <- local_fake_provider(tpm = 120000, tpm_mode = "second")
   withr::local_options(tabscreen.tpm = 60000)
   res <- screen_even("tabscreen_a.tools", fake$url, n = 10, reps = 2)
@@ -32,10 +32,10 @@ test_that("options(tabscreen.tpm) keeps a screening within the provider's tokens
   expect_equal(st$tokens_counted, sum(res$answer_data$prompt_tokens + res$answer_data$completion_tokens))
 })
 
-test_that("a token limit counted over any sliding minute or second is kept, learned from the headers", {
+test_that("a token limit counted over any sliding minute or by the second is kept, learned from the headers", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-tpm")
   for (mode in c("window", "second")) {
-    # 60,000 tokens a minute: in "second" mode, at most 1,000 in any second
+    # 60,000 tokens a minute: in "second" mode, a bucket of 1,000 refilled at 1,000 a second
     fake <- local_fake_provider(tpm = 60000, tpm_mode = mode)
     res <- screen_even("tabscreen_a.tools", fake$url, n = 10, reps = 3)
     st <- fake$stats()
@@ -43,8 +43,8 @@ test_that("a token limit counted over any sliding minute or second is kept, lear
     expect_null(res$error_data, label = mode)
     expect_gt(st$tokens_counted, 5 * 60000 / 60)
     # Sent as fast as the requests allow, every request after the first second would be refused.
-    # The pace keeps each second near the limit's sixtieth; a second that holds one request more
-    # may be refused once (two requests in flight), and the pace then keeps every second within it.
+    # The even pace keeps each second near the limit's sixtieth; a request that came late or an
+    # estimate that fell short may be refused once or twice (requests in flight), and lowers it.
     expect_lte(st$refused_by_cause$tokens, if (mode == "window") 0 else 2, label = mode)
     expect_equal(st$refused_by_cause$requests + st$refused_by_cause$injected, 0, label = mode)
   }
