@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,9 +86,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	opts, err := engine.ParseOptions([]byte(C.GoString(options)))
+	opts, class, err := runOptions([]byte(C.GoString(options)))
 	if err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+		return fail(doc, class, err)
 	}
 	recs, err := recordsOf(table)
 	if err != nil {
@@ -143,8 +142,8 @@ func TsRunReply(handle C.int64_t, replies *C.char, doc **C.char) (status C.int) 
 		return fail(doc, "tabscreen_error_handle", err)
 	}
 	var rs []engine.CallbackReply
-	if err := json.Unmarshal([]byte(C.GoString(replies)), &rs); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
+	if err := decodeStrict("callback replies", []byte(C.GoString(replies)), &rs); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	run.Reply(rs)
 	return succeed(doc, map[string]int{"replied": len(rs)})
@@ -249,8 +248,8 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var o aggregateOptions
-	if err := json.Unmarshal([]byte(C.GoString(options)), &o); err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+	if err := decodeStrict("aggregation options", []byte(C.GoString(options)), &o); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	table, err := arrowio.Decode(goBytes(answers, answersLen))
 	if err != nil {
@@ -274,7 +273,7 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 func TsIsTransient(httpStatus C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	var h map[string]string
-	if err := json.Unmarshal([]byte(C.GoString(headers)), &h); err != nil {
+	if err := decodeStrict("response headers", []byte(C.GoString(headers)), &h); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
 	}
 	header := http.Header{}
