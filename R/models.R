@@ -169,6 +169,13 @@ closest_names <- function(x, candidates, n = 3) {
   candidates[ok[order(d[ok])]][seq_len(min(n, length(ok)))]
 }
 
+# The columns of a rules row that the Go core's policy reads (provider.ModelRule), as it reads them:
+# Go refuses a key it does not know.
+policy_rules <- function(row) {
+  as.list(row[c("reasoning_values", "tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
+    "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")])
+}
+
 # Each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
 # tool), decided in the Go core by the provider's policy (golib/provider, next to its adapter) from
 # the model's rules and the user's arguments. `given` says which of reasoning_effort, verbosity and
@@ -177,11 +184,9 @@ closest_names <- function(x, candidates, n = 3) {
 # provider.ModelSettings).
 model_settings <- function(models, provider, reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(),
                            builtin = TRUE, call = rlang::caller_env()) {
-  rule_cols <- c("reasoning_values", "tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
-    "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")
   policy_models <- lapply(seq_len(nrow(models)), function(i) {
     # A custom model, or a price row without rules, has no force class and no rules.
-    rules <- if (is.na(models$force_class[i])) NULL else as.list(models[i, rule_cols])
+    rules <- if (is.na(models$force_class[i])) NULL else policy_rules(models[i, ])
     list(name = models$model[i], rules = rules)
   })
   args <- list(
