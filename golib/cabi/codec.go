@@ -29,10 +29,14 @@ func roundTrip(in []byte) (*cBuffer, error) {
 
 // TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out, *outLen (malloc'ed,
 // freed with TsFree); *out is NULL on error, when *doc holds an error of class tabscreen_error_ipc.
+// Test-only (testSwitch): the codec tests and the bench.
 //
 //export TsRoundTrip
 func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
+	if status, ok := testOnly("TsRoundTrip", doc); !ok {
+		return status
+	}
 	if out == nil || outLen == nil {
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL output pointer"))
 	}

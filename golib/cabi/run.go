@@ -137,13 +137,13 @@ func TsRunPoll(handle C.int64_t, wait C.double, doc **C.char) (status C.int) {
 //export TsRunReply
 func TsRunReply(handle C.int64_t, replies *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
-	run, err := lookup(handle)
-	if err != nil {
-		return fail(doc, "tabscreen_error_handle", err)
-	}
 	var rs []engine.CallbackReply
 	if err := decodeStrict("callback replies", []byte(C.GoString(replies)), &rs); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
+	}
+	run, err := lookup(handle)
+	if err != nil {
+		return fail(doc, "tabscreen_error_handle", err)
 	}
 	run.Reply(rs)
 	return succeed(doc, map[string]int{"replied": len(rs)})
@@ -242,11 +242,17 @@ type aggregateOptions struct {
 	Lower *float64 `json:"incl_cutoff_lower"`
 }
 
+// TsAggregate runs spec section 3 over an answers table; a screening aggregates its own rows in
+// TsRunResult. Test-only (testSwitch): the aggregation tests and the Windows check.
+//
 //export TsAggregate
 func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t,
 	doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
+	if status, ok := testOnly("TsAggregate", doc); !ok {
+		return status
+	}
 	var o aggregateOptions
 	if err := decodeStrict("aggregation options", []byte(C.GoString(options)), &o); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
