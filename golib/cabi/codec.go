@@ -34,13 +34,13 @@ func roundTrip(in []byte) (*cBuffer, error) {
 //export TsRoundTrip
 func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
-	if status, ok := testOnly("TsRoundTrip", doc); !ok {
-		return status
-	}
 	if out == nil || outLen == nil {
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL output pointer"))
 	}
 	*out, *outLen = nil, 0
+	if status, ok := testOnly("TsRoundTrip", doc); !ok {
+		return status
+	}
 	if in == nil && inLen > 0 {
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL input with a non-zero length"))
 	}

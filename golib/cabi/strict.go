@@ -24,7 +24,7 @@ func decodeStrict(what string, doc []byte, v any) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("the %s from R is not a document the Go core reads: %v", what, err)
+		return fmt.Errorf("the %s from R could not be read: %v", what, err)
 	}
 	return nil
 }
