@@ -78,9 +78,3 @@ ipc_decoded_to_df <- function(decoded, call = rlang::caller_env()) {
   if (!is.null(decoded[[3]])) ipc_abort(decoded[[3]], call = call)
   tibble::new_tibble(decoded[[1]], nrow = as.integer(decoded[[2]]))
 }
-
-# Sends df_to_ipc(df) through Go (arrowio decode + encode) and reads the result back: a round trip
-# through both codecs (tests and benchmarks).
-ipc_roundtrip_go <- function(df, call = rlang::caller_env()) {
-  go_call(C_ipc_roundtrip_go, df_to_ipc(df, call = call), call = call)$table
-}

@@ -169,6 +169,13 @@ closest_names <- function(x, candidates, n = 3) {
   candidates[ok[order(d[ok])]][seq_len(min(n, length(ok)))]
 }
 
+# The columns of a rules row that the Go core's policy reads (provider.ModelRule), as it reads them:
+# Go refuses a key it does not know.
+policy_rules <- function(row) {
+  as.list(row[c("reasoning_values", "tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
+    "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")])
+}
+
 # Each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
 # tool), decided in the Go core by the provider's policy (golib/provider, next to its adapter) from
 # the model's rules and the user's arguments. `given` says which of reasoning_effort, verbosity and
@@ -177,11 +184,9 @@ closest_names <- function(x, candidates, n = 3) {
 # provider.ModelSettings).
 model_settings <- function(models, provider, reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(),
                            builtin = TRUE, call = rlang::caller_env()) {
-  rule_cols <- c("reasoning_values", "tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
-    "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")
   policy_models <- lapply(seq_len(nrow(models)), function(i) {
     # A custom model, or a price row without rules, has no force class and no rules.
-    rules <- if (is.na(models$force_class[i])) NULL else as.list(models[i, rule_cols])
+    rules <- if (is.na(models$force_class[i])) NULL else policy_rules(models[i, ])
     list(name = models$model[i], rules = rules)
   })
   args <- list(
@@ -222,16 +227,6 @@ check_force_bc <- function(models, reps, estimate, force, call = rlang::caller_e
   invisible()
 }
 
-# Pre-run price estimate (screen.Estimate in the Go core): input tokens ~ characters / 4 of the
-# prompt and the record, plus about 150 tokens of tool schema and framing per request; output
-# tokens from the effort that sizes each model's reasoning. Returns a data frame per model:
-# requests, input and output tokens and the price (NA when unknown).
-estimate_price <- function(records, prompts, models, settings, reps, n_top_p, decision_description) {
-  fields <- field_table(list(title = records$title, abstract = records$abstract))
-  estimate_from_chars(sum(fields$title_chars, fields$abstract_chars), nrow(records), prompts, models, settings,
-    reps, n_top_p, decision_description)
-}
-
 # The estimate of a screening's records, whose characters screening_records() counted.
 # Its arguments ride along (attribute "args"), so that screen_plan() can price the same call
 # without the caches or at batch prices.
@@ -244,6 +239,11 @@ estimate_records <- function(rec, prompts, models, settings, reps, n_top_p, deci
   out
 }
 
+# Pre-run price estimate (screen.Estimate in the Go core) of n_records records of record_chars
+# characters in all: input tokens ~ characters / 4 of the prompt and the record, plus about 150
+# tokens of tool schema and framing per request; output tokens from the effort that sizes each
+# model's reasoning. Returns a data frame per model: requests, input and output tokens and the
+# price (NA when unknown).
 estimate_from_chars <- function(record_chars, n_records, prompts, models, settings, reps, n_top_p, decision_description,
                                 cache = engine_cache(), batch = !is.null(batch_request())) {
   estimate_models <- lapply(seq_len(nrow(models)), function(i) {
@@ -288,12 +288,6 @@ flex_prices <- function(models, dots, call = rlang::caller_env()) {
   models$price_cached_in[flex] <- models$price_flex_cached_in[flex]
   models$price_out[flex] <- models$price_flex_out[flex]
   models
-}
-
-# Rough completion tokens per answer, as the estimate counts them: those of one request.
-completion_allowance <- function(effort, decision_description) {
-  one <- data.frame(model = "m", price_in = NA_real_, price_out = NA_real_)
-  estimate_from_chars(0, 1, "", one, list(list(reasoning_effort = effort)), 1, 1, decision_description)$output_tokens
 }
 
 # The estimate of what the call sends (screening_plan(): on a resume, what remains), before the
@@ -349,7 +343,3 @@ field_table <- function(columns, names = NULL, call = rlang::caller_env()) {
   request <- list(op = "fields", columns = I(names %||% character()))
   go_call(C_preflight, as.character(to_json(request)), ipc, call = call)$table
 }
-
-is_blank_field <- function(x) field_table(list(text = as.character(x)))$text_blank
-
-field_chars <- function(x) as.numeric(field_table(list(text = as.character(x)))$text_chars)

@@ -68,7 +68,7 @@ rate_limit_row <- function(model, provider, api_key, api_url, call) {
   rules <- model_rules()
   hit <- which(rules$provider == provider & rules$model == model)
   request <- list(provider = provider, api_url = api_url, model = model,
-    rules = if (length(hit) == 1) as.list(rules[hit, ]) else NULL)
+    rules = if (length(hit) == 1) policy_rules(rules[hit, ]) else NULL)
   info <- go_call(C_probe, as.character(to_json(request)), api_key, call = call)$meta
   number <- function(x) if (nzchar(x)) suppressWarnings(as.numeric(x)) else NA_real_
   text <- function(x) if (nzchar(x)) x else NA_character_

@@ -102,27 +102,6 @@ inform_store <- function(store, messages) {
   invisible()
 }
 
-# Spec section 3 aggregation, computed by Go on an answers table (a screening aggregates its own
-# rows in Go; this is the rule applied to a table, for its tests).
-aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lower = NULL) {
-  cols <- c("record", "promptid", "model", "top_p", "n", "decision_binary",
-            "detailed_description", "confidence", "submodel")
-  answers <- as.data.frame(answers)[intersect(cols, names(answers))]
-  template <- list(record = integer(), promptid = integer(), model = character(), top_p = double(),
-                   n = integer(), decision_binary = integer(), detailed_description = character(),
-                   confidence = double(), submodel = character())
-  for (col in setdiff(cols, names(answers))) {
-    answers[[col]] <- rep(template[[col]][NA_integer_], nrow(answers))
-  }
-  for (col in cols) storage.mode(answers[[col]]) <- storage.mode(template[[col]])
-  opts <- to_json(list(incl_cutoff_upper = incl_cutoff_upper, incl_cutoff_lower = incl_cutoff_lower))
-  out <- go_call(C_aggregate, df_to_ipc(answers[cols]), as.character(opts))
-  agg <- out$table
-  attr(agg, "incl_cutoff_upper") <- out$meta$incl_cutoff_upper
-  attr(agg, "incl_cutoff_lower") <- out$meta$incl_cutoff_lower
-  agg
-}
-
 # Cancels a run that R left early (an error in a callback or in this loop) and waits for Go to
 # finish it, so no goroutine or connection outlives the call.
 release_run <- function(handle) {

@@ -158,6 +158,7 @@ SEXP C_run_result(SEXP handle, SEXP merge) {
   return finish(&o);
 }
 
+/* Test-only in the core (TABSCREEN_TESTING, golib/cabi/testonly.go): the aggregation tests. */
 SEXP C_aggregate(SEXP answers, SEXP options) {
   raw_arg(answers, "answers");
   const char *opts = string_arg(options, "options");
@@ -200,7 +201,8 @@ SEXP C_store(SEXP request) {
   return finish(&o);
 }
 
-/* raw: an IPC stream, which Go decodes with arrowio and encodes again (codec tests, bench). */
+/* raw: an IPC stream, which Go decodes with arrowio and encodes again (codec tests, bench); test-only
+ * in the core (TABSCREEN_TESTING, golib/cabi/testonly.go). */
 SEXP C_ipc_roundtrip_go(SEXP raw) {
   raw_arg(raw, "an Arrow IPC stream");
   go_out o = {0};

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/tabscreen/tabscreen/golib/engine"
@@ -28,8 +27,8 @@ type batchRequest struct {
 func TsBatch(request *C.char, apiKey *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	var req batchRequest
-	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("batch request is not valid JSON: %v", err))
+	if err := decodeStrict("batch request", []byte(C.GoString(request)), &req); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	switch req.Op {
 	case "cancel":

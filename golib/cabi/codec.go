@@ -29,6 +29,7 @@ func roundTrip(in []byte) (*cBuffer, error) {
 
 // TsRoundTrip decodes the IPC stream (in, len) and re-encodes it into *out, *outLen (malloc'ed,
 // freed with TsFree); *out is NULL on error, when *doc holds an error of class tabscreen_error_ipc.
+// Test-only (testSwitch): the codec tests and the bench.
 //
 //export TsRoundTrip
 func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
@@ -37,6 +38,9 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL output pointer"))
 	}
 	*out, *outLen = nil, 0
+	if status, ok := testOnly("TsRoundTrip", doc); !ok {
+		return status
+	}
 	if in == nil && inLen > 0 {
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL input with a non-zero length"))
 	}

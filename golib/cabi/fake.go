@@ -7,8 +7,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 
 	"github.com/tabscreen/tabscreen/golib/fakeprovider"
@@ -24,8 +22,8 @@ import (
 func TsFakeServe(options *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	var opts fakeprovider.ServeOptions
-	if err := json.Unmarshal([]byte(C.GoString(options)), &opts); err != nil {
-		return fail(doc, "tabscreen_error_fake", fmt.Errorf("fake provider options are not valid JSON: %v", err))
+	if err := decodeStrict("fake provider options", []byte(C.GoString(options)), &opts); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	opts.Stdin = os.Stdin
 	if err := fakeprovider.Serve(context.Background(), opts); err != nil {

@@ -53,8 +53,8 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req preflightRequest
-	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("preflight request is not valid JSON: %v", err))
+	if err := decodeStrict("preflight request", []byte(C.GoString(request)), &req); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	switch req.Op {
 	case "fields":
@@ -101,9 +101,9 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		opts, err := engine.ParseOptions(req.Options)
+		opts, class, err := runOptions(req.Options)
 		if err != nil {
-			return fail(doc, "tabscreen_error_options", err)
+			return fail(doc, class, err)
 		}
 		h, err := engine.Holding(req.Store, opts, recs)
 		if err != nil {
@@ -150,8 +150,8 @@ type probeRequest struct {
 func TsProbe(request *C.char, apiKey *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	var req probeRequest
-	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("probe request is not valid JSON: %v", err))
+	if err := decodeStrict("probe request", []byte(C.GoString(request)), &req); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	d, ok := provider.Lookup(req.Provider)
 	if !ok {

@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -113,8 +112,8 @@ func TsRefs(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Poin
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req refsRequest
-	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("refs request is not valid JSON: %v", err))
+	if err := decodeStrict("refs request", []byte(C.GoString(request)), &req); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	switch req.Op {
 	case "columns":

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"unsafe"
@@ -26,8 +25,8 @@ import (
 func TsReviewServe(options *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	var opts review.Options
-	if err := json.Unmarshal([]byte(C.GoString(options)), &opts); err != nil {
-		return fail(doc, "tabscreen_error_review", fmt.Errorf("review options are not valid JSON: %v", err))
+	if err := decodeStrict("review options", []byte(C.GoString(options)), &opts); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	opts.Stdin = os.Stdin
 	if err := review.Serve(context.Background(), opts); err != nil {
@@ -52,8 +51,8 @@ func TsReview(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.ch
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req reviewRequest
-	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("review request is not valid JSON: %v", err))
+	if err := decodeStrict("review request", []byte(C.GoString(request)), &req); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	st, err := store.Open(req.Path)
 	if err != nil {

@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,9 +86,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	opts, err := engine.ParseOptions([]byte(C.GoString(options)))
+	opts, class, err := runOptions([]byte(C.GoString(options)))
 	if err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+		return fail(doc, class, err)
 	}
 	recs, err := recordsOf(table)
 	if err != nil {
@@ -138,13 +137,13 @@ func TsRunPoll(handle C.int64_t, wait C.double, doc **C.char) (status C.int) {
 //export TsRunReply
 func TsRunReply(handle C.int64_t, replies *C.char, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
+	var rs []engine.CallbackReply
+	if err := decodeStrict("callback replies", []byte(C.GoString(replies)), &rs); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
+	}
 	run, err := lookup(handle)
 	if err != nil {
 		return fail(doc, "tabscreen_error_handle", err)
-	}
-	var rs []engine.CallbackReply
-	if err := json.Unmarshal([]byte(C.GoString(replies)), &rs); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("callback replies are not valid JSON: %v", err))
 	}
 	run.Reply(rs)
 	return succeed(doc, map[string]int{"replied": len(rs)})
@@ -243,14 +242,20 @@ type aggregateOptions struct {
 	Lower *float64 `json:"incl_cutoff_lower"`
 }
 
+// TsAggregate runs spec section 3 over an answers table; a screening aggregates its own rows in
+// TsRunResult. Test-only (testSwitch): the aggregation tests and the Windows check.
+//
 //export TsAggregate
 func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, out *unsafe.Pointer, outLen *C.size_t,
 	doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
+	if status, ok := testOnly("TsAggregate", doc); !ok {
+		return status
+	}
 	var o aggregateOptions
-	if err := json.Unmarshal([]byte(C.GoString(options)), &o); err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+	if err := decodeStrict("aggregation options", []byte(C.GoString(options)), &o); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	table, err := arrowio.Decode(goBytes(answers, answersLen))
 	if err != nil {
@@ -274,7 +279,7 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 func TsIsTransient(httpStatus C.int, headers *C.char, body unsafe.Pointer, bodyLen C.size_t, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	var h map[string]string
-	if err := json.Unmarshal([]byte(C.GoString(headers)), &h); err != nil {
+	if err := decodeStrict("response headers", []byte(C.GoString(headers)), &h); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
 	}
 	header := http.Header{}

@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -39,8 +38,8 @@ func TsStore(request *C.char, out *unsafe.Pointer, outLen *C.size_t, doc **C.cha
 	defer recovered(&status, doc)
 	*out, *outLen = nil, 0
 	var req storeRequest
-	if err := json.Unmarshal([]byte(C.GoString(request)), &req); err != nil {
-		return fail(doc, "tabscreen_error_internal", fmt.Errorf("store request is not valid JSON: %v", err))
+	if err := decodeStrict("store request", []byte(C.GoString(request)), &req); err != nil {
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	if req.Op == "recover" {
 		// The damaged file is read only: it is never opened as a store.

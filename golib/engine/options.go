@@ -107,37 +107,37 @@ type JobKey struct {
 	CompletionTokens *int64   `json:"completion_tokens"`
 }
 
-// ParseOptions reads and checks the options. R has validated the user's arguments already; these
-// checks guard the contract between the two sides.
-func ParseOptions(b []byte) (*Options, error) {
-	o := &Options{Role: "user", Timeout: 300}
-	if err := json.Unmarshal(b, o); err != nil {
-		return nil, fmt.Errorf("run options are not valid JSON: %v", err)
-	}
+// NewOptions are the options before R's document is read into them: the defaults of the fields
+// it may leave out.
+func NewOptions() *Options { return &Options{Role: "user", Timeout: 300} }
+
+// Check checks the options read into NewOptions(). R has validated the user's arguments already;
+// these checks guard the contract between the two sides.
+func (o *Options) Check() error {
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("api_url %q is not an http(s) URL", o.APIURL)
+		return fmt.Errorf("api_url %q is not an http(s) URL", o.APIURL)
 	}
 	if len(o.Prompts) == 0 {
-		return nil, fmt.Errorf("no prompt")
+		return fmt.Errorf("no prompt")
 	}
 	if len(o.Models) == 0 {
-		return nil, fmt.Errorf("no model")
+		return fmt.Errorf("no model")
 	}
 	for _, m := range o.Models {
 		if m.Name == "" || m.Reps < 1 || m.RPM <= 0 {
-			return nil, fmt.Errorf("model %q needs a name, reps >= 1 and rpm > 0", m.Name)
+			return fmt.Errorf("model %q needs a name, reps >= 1 and rpm > 0", m.Name)
 		}
 	}
 	if o.TPM != nil && !(*o.TPM > 0) {
-		return nil, fmt.Errorf("tpm must be above 0")
+		return fmt.Errorf("tpm must be above 0")
 	}
 	if o.MaxTries != nil && *o.MaxTries < 1 {
-		return nil, fmt.Errorf("max_tries must be at least 1")
+		return fmt.Errorf("max_tries must be at least 1")
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 300
 	}
-	return o, nil
+	return nil
 }
 
 func (o *Options) settings() provider.Settings {

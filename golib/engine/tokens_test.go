@@ -368,7 +368,9 @@ func TestRunFollowsTheReportedLimits(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseOptions([]byte(`{"api_url":"http://x","prompts":["p"],"models":[{"name":"m","reps":1,"rpm":1}],"tpm":0}`)); err == nil {
+	o, zero := NewOptions(), 0.0
+	o.APIURL, o.Prompts, o.Models, o.TPM = "http://x", []string{"p"}, []ModelOptions{{Name: "m", Reps: 1, RPM: 1}}, &zero
+	if err := o.Check(); err == nil {
 		t.Fatal("tpm 0 accepted")
 	}
 }

@@ -14,7 +14,7 @@ answers_of <- function(cases, submodel = "gpt-6-luna-2026-09-22") {
 }
 
 agg_of <- function(cases, upper = NULL, lower = NULL) {
-  agg <- tabscreen:::aggregate_engine(answers_of(cases), upper, lower)
+  agg <- aggregate_engine(answers_of(cases), upper, lower)
   agg[order(agg$record), ]
 }
 
@@ -79,7 +79,7 @@ test_that("exactly one row per record x prompt x model x top_p, whatever the sub
   a$submodel[a$record == 2 & a$n == 5] <- "gpt-6-luna-2026-10-01"
   b <- a
   b$top_p <- 0.5
-  agg <- tabscreen:::aggregate_engine(rbind(a, b), NULL, NULL)
+  agg <- aggregate_engine(rbind(a, b), NULL, NULL)
   expect_equal(nrow(agg), 4)
   expect_equal(nrow(unique(agg[c("record", "promptid", "model", "top_p")])), 4)
   expect_match(agg$submodel[agg$record == 2][1], "2026-09-22")
@@ -90,7 +90,7 @@ test_that("the longest answer is the longest across all repeats, whatever their 
   a <- answers_of(list(c(1L, 1L, 0L)))
   a$detailed_description <- c("Include: short.", "Include: a much longer reason with many words.",
     "Exclude: the longest reason of all three, with even more words in it.")
-  agg <- tabscreen:::aggregate_engine(a, NULL, NULL)
+  agg <- aggregate_engine(a, NULL, NULL)
   expect_equal(agg$final_decision_llm, "Include")
   expect_equal(agg$longest_answer, "Exclude: the longest reason of all three, with even more words in it.")
 })

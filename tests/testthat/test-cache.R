@@ -112,7 +112,7 @@ test_that("the estimate counts the expected cache reads and writes", {
   expect_true(any(grepl("read from the provider's prompt cache", out$messages, fixed = TRUE)))
   models <- tabscreen:::lookup_models("claude-haiku-5-5", "b", FALSE)
   settings <- list(list(reasoning_effort = "medium"))
-  est <- function(reps) tabscreen:::estimate_price(test_records(), long_prompt, models, settings, reps, 1, FALSE)
+  est <- function(reps) estimate_price(test_records(), long_prompt, models, settings, reps, 1, FALSE)
   expect_gt(est(10)$cached_tokens, est(1)$cached_tokens)
   withr::local_options(tabscreen.cache = FALSE)
   expect_equal(est(10)$cached_tokens, 0)

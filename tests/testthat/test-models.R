@@ -201,24 +201,24 @@ test_that("the price estimate counts characters, tool schema and reps", {
   records <- data.frame(title = c("a b c d", NA), abstract = c(strrep("x", 400), "  "), stringsAsFactors = FALSE)
   models <- tabscreen:::lookup_models(c("gpt-6-luna", "gpt-4o-mini"), "a", FALSE)
   settings <- list(list(reasoning_effort = "none"), list(reasoning_effort = NULL))
-  est <- tabscreen:::estimate_price(records, "12345678", models, settings, reps = c(2, 1), n_top_p = 1,
+  est <- estimate_price(records, "12345678", models, settings, reps = c(2, 1), n_top_p = 1,
     decision_description = FALSE)
   chars <- (7 + 400) + (14 + 14) + 2 * 8 # titles and abstracts ("No information"), prompt per record
   expect_equal(est$requests, c(4, 2))
   expect_equal(est$input_tokens, c(2, 1) * (chars / 4 + 2 * 150))
   expect_equal(est$output_tokens, c(40, 20))
   expect_equal(est$price, (est$input_tokens * c(0.1, 0.15) + est$output_tokens * c(0.5, 0.6)) / 1e6)
-  dd <- tabscreen:::estimate_price(records, "p", models, settings, c(1, 1), 1, decision_description = TRUE)
+  dd <- estimate_price(records, "p", models, settings, c(1, 1), 1, decision_description = TRUE)
   expect_true(all(dd$output_tokens > c(20, 20)))
-  expect_equal(tabscreen:::completion_allowance("medium", FALSE), 210)
+  expect_equal(completion_allowance("medium", FALSE), 210)
   expect_equal(tabscreen:::format_dollars(0.000123), "$0.00012")
   expect_equal(tabscreen:::format_dollars(12.345), "$12.35")
 })
 
 test_that("blank fields follow the engine's rule", {
   x <- c("text", NA, "", "  \n\t ", "NA", " NA ", "N A", "\u00a0", "\u00a0NA\n", strrep(" ", 100), "NAB")
-  expect_equal(tabscreen:::is_blank_field(x), c(FALSE, TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE, TRUE, TRUE, FALSE))
-  expect_equal(tabscreen:::field_chars(c("abc", NA, " ")), c(3, 14, 14))
+  expect_equal(is_blank_field(x), c(FALSE, TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE, TRUE, TRUE, FALSE))
+  expect_equal(field_chars(c("abc", NA, " ")), c(3, 14, 14))
 })
 
 test_that("lookup_models() gives provider B's cache prices and the rules of B and C", {
@@ -265,7 +265,7 @@ test_that("the price estimate counts no reasoning where provider B's thinking is
   records <- data.frame(title = "a", abstract = "b", stringsAsFactors = FALSE)
   models <- tabscreen:::lookup_models(c("claude-haiku-5-5", "claude-opus-5-5"), "b", FALSE)
   settings <- tabscreen:::model_settings(models, "b", "medium", given = list(reasoning_effort = FALSE), builtin = TRUE)
-  est <- tabscreen:::estimate_price(records, "p", models, settings, reps = c(1, 1), n_top_p = 1,
+  est <- estimate_price(records, "p", models, settings, reps = c(1, 1), n_top_p = 1,
     decision_description = FALSE)
   expect_equal(est$output_tokens, c(10, 210))
 })

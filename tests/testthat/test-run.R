@@ -221,9 +221,9 @@ test_that("the progress bar survives a poll after its last job", {
 })
 
 test_that("a panic in the Go core stops the run with a classed error, and the session keeps the answers so far", {
-  # A test-only provider (TABSCREEN_TEST_ADAPTERS): provider A's adapter, which panics while it
+  # A test-only provider of the core (local_test_only()): provider A's adapter, which panics while it
   # builds the request of a question that mentions PANIC, as a bug would.
-  withr::local_envvar(TABSCREEN_TEST_ADAPTERS = "1")
+  local_test_only()
   withr::local_options(tabscreen.max_active = 1)
   fake <- local_fake_provider()
   # testthat 3.1.6 has no local_mocked_bindings(): the run is pointed at the provider by hand.

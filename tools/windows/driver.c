@@ -1,7 +1,8 @@
 /* The Windows side of tools/windows/test-windows.sh: loads the core DLL the way the package's DLL
  * uses it (LoadLibrary + GetProcAddress here, instead of an import library) and runs a screening
  * through its exports, as R's poll loop does: TsRunStart, TsRunPoll until "finished",
- * TsRunResult, then TsAggregate on the answers and TsStore on the answer store.
+ * TsRunResult, then TsAggregate on the answers (a test-only export: test-windows.sh sets
+ * TABSCREEN_TESTING=1) and TsStore on the answer store.
  *
  *   driver screen DLL RECORDS OPTIONS OUTDIR STORE    a screening that must answer every job
  *   driver cancel DLL RECORDS OPTIONS OUTDIR K        TsRunCancel once K jobs are answered
