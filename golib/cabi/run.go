@@ -89,7 +89,7 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	}
 	opts, err := engine.ParseOptions([]byte(C.GoString(options)))
 	if err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	recs, err := recordsOf(table)
 	if err != nil {
@@ -101,7 +101,7 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 		return storeErr(doc, err)
 	}
 	if err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	runsMu.Lock()
 	nextHandle++
@@ -250,7 +250,7 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	*out, *outLen = nil, 0
 	var o aggregateOptions
 	if err := json.Unmarshal([]byte(C.GoString(options)), &o); err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	table, err := arrowio.Decode(goBytes(answers, answersLen))
 	if err != nil {
