@@ -309,3 +309,13 @@ expect_transient <- function(resp, transient, engine = FALSE) {
   expect_identical(llm_is_transient(resp), transient, info = info)
   if (engine) expect_identical(tabscreen:::go_is_transient(resp), transient, info = info)
 }
+
+# The condition `cnd` of an answer with HTTP status `status`: its classes and field.
+expect_http_status <- function(cnd, status) {
+  expect_s3_class(cnd, paste0("tabscreen_error_http_", status))
+  expect_s3_class(cnd, "tabscreen_error_http")
+  expect_s3_class(cnd, "tabscreen_error")
+  expect_identical(cnd$status, as.integer(status))
+  # the status class before its parent, as httr2 orders httr2_http_429 and httr2_http
+  expect_lt(match(paste0("tabscreen_error_http_", status), class(cnd)), match("tabscreen_error_http", class(cnd)))
+}
