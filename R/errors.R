@@ -65,7 +65,8 @@
 #' `tabscreen_error_http_429` < `tabscreen_error_http` < `tabscreen_error`. Errors without a response
 #' (nothing listens at `api_url`) have neither. [rate_limits_per_minute()] signals
 #' `tabscreen_error_auth` or `tabscreen_error_quota` (with the status classes) when the provider
-#' refuses, and `tabscreen_error_http` with the status classes for any other error status.
+#' refuses, `tabscreen_error_http` with the status classes for any other error status, and
+#' `tabscreen_error_endpoint` when nothing answers at `api_url`.
 #'
 #' @section Other errors:
 #' * `tabscreen_interrupted`: the user interrupted a screening (Ctrl-C or Esc); the partial

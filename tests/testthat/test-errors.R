@@ -28,6 +28,12 @@ test_that("rate_limits_per_minute() raises the provider's error status as tabscr
   cnd <- expect_error(rate_limits_per_minute(api_key = "sk-bad", api_url = fake$url), class = "tabscreen_error_http")
   expect_s3_class(cnd, "tabscreen_error_auth")
   expect_http_status(cnd, 401)
+  # nothing answers: no status, the class of a run that cannot reach its endpoint
+  url <- fake$url
+  fake$stop()
+  cnd <- expect_error(rate_limits_per_minute(api_url = url), class = "tabscreen_error_endpoint")
+  expect_false(inherits(cnd, "tabscreen_error_http"))
+  expect_null(cnd$status)
 })
 
 test_that("a batch create refused with 429 stops with tabscreen_error_batch and the classes of 429", {
