@@ -110,7 +110,7 @@ screen_analyzer <- function(x, human_decision = human_code, key_result = TRUE, .
   call <- rlang::current_env()
   rlang::check_dots_empty(call = call)
   check_flag(key_result, "key_result", call = call)
-  check_conf_level(conf_level, call = call)
+  check_unit_interval(conf_level, "conf_level", call = call)
   rec <- analysis_records(x, rlang::enquo(human_decision), call = call)
   records <- rec$records
   groups <- rec$groups
@@ -284,15 +284,6 @@ wilson_interval <- function(x, m, z) {
     lower = ifelse(m > 0, pmax(0, centre - half), NA_real_),
     upper = ifelse(m > 0, pmin(1, centre + half), NA_real_)
   )
-}
-
-check_conf_level <- function(conf_level, arg = "conf_level", call = rlang::caller_env()) {
-  if (!is.numeric(conf_level) || length(conf_level) != 1 || is.na(conf_level) || conf_level <= 0 ||
-    conf_level >= 1) {
-    abort_arg("{.arg {arg}} must be a single number between 0 and 1 (exclusive), e.g. {.code 0.95}.",
-      class = paste0("tabscreen_error_", arg), arg = arg, call = call)
-  }
-  invisible(conf_level)
 }
 
 # Position of each record's group (prompt x model x top_p x reps) in order of first appearance.

@@ -503,3 +503,27 @@ reserved_body_common <- c(
   tools = "Use the {.arg tools} argument.",
   stream = "Streaming is not supported."
 )
+
+# An argument renamed from `old` to `new`, its old name taken through `...`: returns the value of
+# `old` when it was given (with a deprecation warning), else `value`, the new argument's. Anything
+# else in `...` is an error, as rlang::check_dots_empty() would raise, since `...` exists only for
+# the old name.
+renamed_arg <- function(dots, old, new, value, new_given, call = rlang::caller_env()) {
+  names <- rlang::names2(dots)
+  other <- names[names != old]
+  if (length(other) > 0) {
+    shown <- ifelse(nzchar(other), other, "an unnamed value")
+    abort_arg(c("{.arg ...} must be empty: {.fn {rlang::call_name(rlang::frame_call(call))}} got {shown}.",
+      "i" = "Did you misspell an argument name?"),
+      class = "tabscreen_error_dots", arg = "...", call = call)
+  }
+  if (!old %in% names) return(value)
+  if (new_given) {
+    abort_arg("Give {.arg {new}} only, not also {.arg {old}} (its old name).",
+      class = paste0("tabscreen_error_", new), arg = new, call = call)
+  }
+  tabscreen_warn(c("{.arg {old}} is deprecated in {.fn {rlang::call_name(rlang::frame_call(call))}}; use {.arg {new}} instead.",
+    "i" = "{.code {old} = {format(dots[[old]])}} is taken as {.code {new} = {format(dots[[old]])}}."),
+    class = "tabscreen_warning_deprecated")
+  dots[[old]]
+}

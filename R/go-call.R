@@ -29,7 +29,9 @@ go_call <- function(entry, ..., simplify = TRUE, decode = TRUE, on_error = NULL,
 # argument (a model's policy refusing a value) carries the argument and message bullets, and is
 # raised as the argument errors of R/check-args.R are.
 abort_go_error <- function(err, call) {
-  class <- unlist(err$class) %||% "tabscreen_error_internal"
+  status <- http_status_class(err$status)
+  # Go's own tabscreen_error_http goes after the status's class, which is the more specific.
+  class <- c(setdiff(unlist(err$class) %||% "tabscreen_error_internal", status), status)
   if (!is.null(err$bullets)) {
     text <- vapply(err$bullets, function(b) b$text, character(1))
     names(text) <- vapply(err$bullets, function(b) b$kind, character(1))
@@ -45,7 +47,7 @@ abort_go_error <- function(err, call) {
   if (any(c("tabscreen_error_store_damaged", "tabscreen_error_store_kept") %in% class)) {
     class <- c(class, "tabscreen_error_store")
   }
-  rlang::abort(c(message, hint), class = unique(c(class, "tabscreen_error")), call = call)
+  rlang::abort(c(message, hint), class = unique(c(class, "tabscreen_error")), status = err$status, call = call)
 }
 
 to_json <- function(x) {

@@ -63,7 +63,8 @@ rate_limits_per_minute <- function(model = "gpt-6-luna", AI_tool = "a", api_key 
 
 # One model's row: the Go core sends the provider's smallest request through its adapter and the
 # engine's HTTP client, classes a refusal as a run would (tabscreen_error_auth, _quota, else
-# tabscreen_error_http) and reads the headers the registry names for the provider.
+# tabscreen_error_http; with the classes of the status) and an endpoint it cannot reach
+# (tabscreen_error_endpoint), and reads the headers the registry names for the provider.
 rate_limit_row <- function(model, provider, api_key, api_url, call) {
   rules <- model_rules()
   hit <- which(rules$provider == provider & rules$model == model)

@@ -252,21 +252,23 @@ screen_review_merge <- function(x, decisions = NULL, column = "human_review", re
 }
 
 #' @rdname screen_review
-#' @param confidence The confidence of the upper bound (one-sided), between 0 and 1.
+#' @param conf_level The confidence level of the upper bound (one-sided), between 0 and 1.
+#' @param ... Only for the deprecated name of `conf_level`, `confidence`, which is still taken
+#'   with a warning of class `tabscreen_warning_deprecated`.
 #' @return `screen_review_audit()`: a tibble with one row per prompt, model and `top_p` that has
 #'   an audit sample: `promptid`, `model`, `top_p`, `excludes` (the model's Excludes), `seed`,
 #'   `sampled` (records drawn), `reviewed` (drawn records with a decision), `found` (of them,
 #'   included by a reviewer), `unsure` (decided Unsure and by nobody Include), `share` ((found +
 #'   unsure) / reviewed; NA when none is reviewed), `share_upper` (the one-sided Clopper-Pearson
-#'   upper bound of that share in the whole Exclude pile, `qbeta(confidence, k + 1, reviewed - k)`
+#'   upper bound of that share in the whole Exclude pile, `qbeta(conf_level, k + 1, reviewed - k)`
 #'   with k = found + unsure, 1 when k = reviewed, so also when none is reviewed), `missed_upper` (`share_upper * excludes` rounded up: at most this many
-#'   includes among the Excludes) and `confidence`. An Unsure counts as a missed include: the
+#'   includes among the Excludes) and `conf_level`. An Unsure counts as a missed include: the
 #'   bound stays on the safe side. Sampling without replacement makes the binomial bound
 #'   conservative.
 #' @export
-screen_review_audit <- function(x, reviewer = NULL, confidence = 0.95, store = NULL) {
+screen_review_audit <- function(x, reviewer = NULL, conf_level = 0.95, store = NULL, ...) {
   call <- rlang::current_env()
-  check_unit_interval(confidence, "confidence", call = call)
+  conf_level <- conf_level_arg(list(...), conf_level, !missing(conf_level), call)
   rev <- review_records(x, rlang::quo(NULL), store, call)
   spec <- review_audit_spec(rev, NULL, NULL, call)
   if (is.null(spec)) {
@@ -289,19 +291,19 @@ screen_review_audit <- function(x, reviewer = NULL, confidence = 0.95, store = N
     n <- length(by)
     k <- found + unsure
     # k = n = 0 (nothing reviewed) falls in the first case: nothing bounds the missed share.
-    upper <- if (k >= n) 1 else stats::qbeta(confidence, k + 1, n - k)
+    upper <- if (k >= n) 1 else stats::qbeta(conf_level, k + 1, n - k)
     first <- items[items$group == g, , drop = FALSE][1, ]
     list(promptid = first$promptid, model = first$model, top_p = first$top_p,
       excludes = sum(excl$group == g), seed = spec$seed, sampled = nrow(s), reviewed = n, found = found,
       unsure = unsure, share = if (n > 0) k / n else NA_real_, share_upper = upper,
       missed_upper = ceiling(upper * sum(excl$group == g) - 1e-9),
-      confidence = confidence)
+      conf_level = conf_level)
   })
   out <- tibble::as_tibble(do.call(rbind.data.frame, c(rows, stringsAsFactors = FALSE)))
   if (nrow(out) == 0) {
     out <- tibble::tibble(promptid = integer(), model = character(), top_p = double(), excludes = integer(),
       seed = double(), sampled = integer(), reviewed = integer(), found = integer(), unsure = integer(),
-      share = double(), share_upper = double(), missed_upper = double(), confidence = double())
+      share = double(), share_upper = double(), missed_upper = double(), conf_level = double())
   }
   if (all(is.na(out$top_p))) out$top_p <- NULL
   out

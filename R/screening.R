@@ -356,6 +356,7 @@ finish_run <- function(obj, meta, call) {
   }
   if (identical(meta$state, "stopped")) {
     stop_class <- meta$stop$class %||% "tabscreen_error_stopped"
+    status_class <- http_status_class(meta$stop$status)
     kept <- meta$store$kept %||% 0
     journal <- paste0(meta$store$path %||% "", ".journal")
     hint <- meta$stop$hint %||% ""
@@ -370,7 +371,8 @@ finish_run <- function(obj, meta, call) {
         if (nzchar(hint)) c("i" = "{hint}"),
         "i" = "The partial result holds {answered} answer{?s}; {failed} request{?s} failed or {?was/were} not sent.",
         if (kept > 0) kept_answers_hint(meta$store) else c("i" = then)),
-      class = stop_class, result = obj, call = call
+      class = c(stop_class, status_class), result = obj,
+      status = if (length(status_class) > 0) as.integer(meta$stop$status), call = call
     )
   }
   if (failed > 0) {

@@ -3,21 +3,21 @@
 #' `screen_target_set()` draws a target set: `k` records that the human screeners included,
 #' chosen at random from `data`. Screen them like any other records; if the model finds every
 #' one of them, the claim "the model's recall is at least `recall`" holds with confidence
-#' `confidence`. `screen_target_recall()` evaluates the screening of a target set: how many
+#' `conf_level`. `screen_target_recall()` evaluates the screening of a target set: how many
 #' target records were found, and a one-sided lower confidence bound for the recall.
 #'
 #' @section The size of the target set:
 #' If the true recall were below `recall`, the chance that the model finds all of `k` randomly
 #' drawn relevant records would be below `recall^k`. Finding all of them therefore rejects
-#' "recall < `recall`" at level `1 - confidence` as soon as `recall^k <= 1 - confidence`, i.e.
-#' for `k = ceiling(log(1 - confidence) / log(recall))`. For `recall = 0.95` and
-#' `confidence = 0.95` this is `k = 59` (0.95^59 = 0.048); for 0.9 and 0.95 it is 29.
+#' "recall < `recall`" at level `1 - conf_level` as soon as `recall^k <= 1 - conf_level`, i.e.
+#' for `k = ceiling(log(1 - conf_level) / log(recall))`. For `recall = 0.95` and
+#' `conf_level = 0.95` this is `k = 59` (0.95^59 = 0.048); for 0.9 and 0.95 it is 29.
 #'
 #' @section The lower bound for recall:
 #' With `found` of `k` target records found, `screen_target_recall()` reports the one-sided
-#' Clopper-Pearson lower bound `qbeta(1 - confidence, found, k - found + 1)` (0 when nothing
+#' Clopper-Pearson lower bound `qbeta(1 - conf_level, found, k - found + 1)` (0 when nothing
 #' was found): the smallest recall that is still compatible with finding `found` or more at
-#' level `1 - confidence`. When every record is found the bound is `(1 - confidence)^(1/k)`, at
+#' level `1 - conf_level`. When every record is found the bound is `(1 - conf_level)^(1/k)`, at
 #' least `recall` for the `k` above (0.9505 for 59 of 59). A target record without a model
 #' decision (its requests failed) counts as not found and in `n_missing`: re-send it with
 #' [screen_errors()] first. A verdict `"Check"` counts as found.
@@ -26,15 +26,17 @@
 #' @param human_decision The column of human decisions (bare name or string), with values as in
 #'   [screen_analyzer()]. For `screen_target_recall()`, `NULL` (the default) takes every record
 #'   of the screening as a target record; a column keeps only the records the humans included.
-#' @param k The size of the target set; `NULL` computes it from `recall` and `confidence`.
+#' @param k The size of the target set; `NULL` computes it from `recall` and `conf_level`.
 #'   For `screen_target_recall()`, `NULL` takes the number of target records in the screening;
 #'   a larger `k` counts the ones not in the screening as not found.
 #' @param recall The recall the claim is about, between 0 and 1.
-#' @param confidence The confidence of the claim (one-sided), between 0 and 1.
+#' @param conf_level The confidence level of the claim (one-sided), between 0 and 1.
+#' @param ... Only for the deprecated name of `conf_level`, `confidence`, which is still taken
+#'   with a warning of class `tabscreen_warning_deprecated`.
 #' @param seed `NULL`, or a whole number that makes the draw reproducible; the random number
 #'   stream of the session is left as it was.
 #' @return `screen_target_set()`: the `k` drawn rows of `data` (a tibble, in their order in
-#'   `data`) with attributes `k`, `recall` and `confidence`.
+#'   `data`) with attributes `k`, `recall` and `conf_level`.
 #' @seealso [screen_analyzer()].
 #' @export
 #' @examples
@@ -44,7 +46,7 @@
 #'
 #' # Finding all 59 supports recall >= 0.95; finding 57 of them does not.
 #' screen_target_recall(59, k = 59)
-#' screen_target_recall(57, k = 59)
+#' screen_target_recall(57, k = 59, conf_level = 0.9)
 #'
 #' # A screening of the target set (here of 10 target records, by the local stand-in provider)
 #' fake <- fake_provider()   # a local stand-in for the provider: random decisions
@@ -57,44 +59,63 @@
 #' screen_target_recall(res)
 #' fake$stop()
 #' options(old)
-screen_target_set <- function(data, human_decision = human_code, k = NULL, recall = 0.95, confidence = 0.95,
-                              seed = NULL) {
+screen_target_set <- function(data, human_decision = human_code, k = NULL, recall = 0.95, conf_level = 0.95,
+                              seed = NULL, ...) {
   call <- rlang::current_env()
+  conf_level <- conf_level_arg(list(...), conf_level, !missing(conf_level), call)
   check_data(data, call = call)
   check_unit_interval(recall, "recall", call = call)
-  check_unit_interval(confidence, "confidence", call = call)
   check_positive_or_null(k, "k", whole = TRUE, call = call)
   check_draw_seed(seed, call = call)
   column <- resolve_human_column(rlang::enquo(human_decision), data, where = "data", call = call)
   human <- human_values(data[[column]], column, call = call)
-  k <- k %||% target_set_size(recall, confidence)
+  k <- k %||% target_set_size(recall, conf_level)
   includes <- which(!is.na(human) & human == 1L)
   if (length(includes) < k) {
     m <- length(includes)
     abort_arg(c("{.arg data} holds {m} human include{?s} (column {.field {column}}), fewer than the {k} the target set needs.",
       "i" = if (m > 0) "Finding all {m} would support recall >= {recall} with confidence {format(1 - recall^m, digits = 3)} only." else NULL,
-      "i" = "Label more records, or lower {.arg recall} or {.arg confidence}."),
+      "i" = "Label more records, or lower {.arg recall} or {.arg conf_level}."),
       class = "tabscreen_error_target_set_size", arg = "k", call = call)
   }
   chosen <- with_local_seed(seed, includes[sample.int(length(includes), k)])
   out <- tibble::as_tibble(data[sort(chosen), , drop = FALSE])
   attr(out, "k") <- k
   attr(out, "recall") <- recall
-  attr(out, "confidence") <- confidence
+  attr(out, "conf_level") <- conf_level
   out
 }
 
 #' @rdname screen_target_set
+#' @section Changed arguments:
+#' `human_decision` is the second argument of `screen_target_recall()`, as of every function that
+#' takes it; it used to be the fourth, after `k` and `confidence`. A call that gives `k` as the
+#' second argument by position, `screen_target_recall(57, 59)` or `screen_target_recall(res, 59,
+#' 0.9)`, is still read the old way, with a warning of class `tabscreen_warning_deprecated`.
 #' @param x For `screen_target_recall()`: the number of target records found (with `k`), or a
 #'   screening result of the target set (an `llm` object or one of its tables), evaluated per
 #'   prompt, model, `top_p` and `reps`.
 #' @return `screen_target_recall()`: a tibble with (for a screening) the group columns, then `k`,
 #'   `found`, `n_missing`, `recall` (found / k), `recall_lower` (the lower confidence bound) and
-#'   `confidence`.
+#'   `conf_level`.
 #' @export
-screen_target_recall <- function(x, k = NULL, confidence = 0.95, human_decision = NULL) {
+screen_target_recall <- function(x, human_decision = NULL, k = NULL, conf_level = 0.95, ...) {
   call <- rlang::current_env()
-  check_unit_interval(confidence, "confidence", call = call)
+  human <- rlang::enquo(human_decision)
+  old_k <- positional_k(human, x)
+  if (!is.null(old_k)) {
+    # The old order was (x, k, confidence, human_decision): shift what was given by position.
+    taken <- paste0("k = ", format(old_k), if (!is.null(k)) paste0(", conf_level = ", format(k)))
+    tabscreen_warn(c("The second argument of {.fn screen_target_recall} is {.arg human_decision}: give {.arg k} by name.",
+      "i" = "The arguments given by position in their old order are taken as {.code {taken}}."),
+      class = "tabscreen_warning_deprecated")
+    if (!is.null(k)) {
+      conf_level <- k
+    }
+    k <- old_k
+    human <- rlang::quo(NULL)
+  }
+  conf_level <- conf_level_arg(list(...), conf_level, !missing(conf_level), call)
   if (is.numeric(x)) {
     if (is.null(k)) {
       abort_arg("{.arg k} is missing: give the size of the target set along with the number found in {.arg x}.",
@@ -110,9 +131,8 @@ screen_target_recall <- function(x, k = NULL, confidence = 0.95, human_decision 
       abort_arg("{.arg x} (records found) cannot exceed {.arg k} (the size of the target set).",
         class = "tabscreen_error_k", arg = "x", call = call)
     }
-    return(target_recall_table(list(), as.numeric(x), as.numeric(k), 0, confidence))
+    return(target_recall_table(list(), as.numeric(x), as.numeric(k), 0, conf_level))
   }
-  human <- rlang::enquo(human_decision)
   rec <- analysis_records(x, if (rlang::quo_is_null(human)) NULL else human, call = call)
   groups <- setdiff(rec$groups, "prompt")
   records <- rec$records[!is.na(rec$records$human) & rec$records$human == 1L, , drop = FALSE]
@@ -130,25 +150,42 @@ screen_target_recall <- function(x, k = NULL, confidence = 0.95, human_decision 
     size <- rep(as.numeric(k), length(size))
   }
   group_cols <- lapply(records[first, groups, drop = FALSE], identity)
-  target_recall_table(group_cols, found, size, missing, confidence)
+  target_recall_table(group_cols, found, size, missing, conf_level)
 }
 
-target_recall_table <- function(group_cols, found, k, missing, confidence) {
+# `k` given by position as the second argument, where it was before human_decision came second:
+# a number there (a column is named by a bare name or a string). A bare name is read as a value only
+# when `x` is a count, since for a screening it names a column.
+positional_k <- function(human, x) {
+  expr <- rlang::quo_get_expr(human)
+  if (is.null(expr) || (rlang::is_symbol(expr) && !is.numeric(x))) return(NULL)
+  value <- if (is.numeric(expr)) expr else tryCatch(rlang::eval_tidy(human), error = function(e) NULL)
+  if (is.numeric(value)) value else NULL
+}
+
+# conf_level, or the value of its old name `confidence` (deprecated), checked.
+conf_level_arg <- function(dots, conf_level, given, call) {
+  arg <- if ("confidence" %in% names(dots)) "confidence" else "conf_level"
+  conf_level <- renamed_arg(dots, "confidence", "conf_level", conf_level, given, call = call)
+  check_unit_interval(conf_level, arg, call = call)
+}
+
+target_recall_table <- function(group_cols, found, k, missing, conf_level) {
   n <- max(length(found), length(k))
   found <- rep_len(found, n)
   k <- rep_len(k, n)
-  alpha <- 1 - confidence
+  alpha <- 1 - conf_level
   lower <- ifelse(found > 0, stats::qbeta(alpha, pmax(found, 1), k - found + 1), 0)
   tibble::new_tibble(c(group_cols, list(
     k = k, found = found, n_missing = rep_len(missing, n), recall = ifelse(k > 0, found / k, NA_real_),
-    recall_lower = ifelse(k > 0, lower, NA_real_), confidence = rep(confidence, n)
+    recall_lower = ifelse(k > 0, lower, NA_real_), conf_level = rep(conf_level, n)
   )), nrow = n)
 }
 
-# The smallest k with recall^k <= 1 - confidence. The tolerance keeps an exact power (0.5^2 for
+# The smallest k with recall^k <= 1 - conf_level. The tolerance keeps an exact power (0.5^2 for
 # 75 %) from being pushed one record up by rounding.
-target_set_size <- function(recall, confidence) {
-  as.integer(ceiling(log(1 - confidence) / log(recall) - 1e-9))
+target_set_size <- function(recall, conf_level) {
+  as.integer(ceiling(log(1 - conf_level) / log(recall) - 1e-9))
 }
 
 check_unit_interval <- function(x, arg, call = rlang::caller_env()) {

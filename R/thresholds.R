@@ -41,7 +41,7 @@
 screen_thresholds <- function(x, human_decision = human_code, ..., conf_level = 0.95) {
   call <- rlang::current_env()
   rlang::check_dots_empty(call = call)
-  check_conf_level(conf_level, call = call)
+  check_unit_interval(conf_level, "conf_level", call = call)
   if ((inherits(x, "llm") && is.null(x$answer_data_aggregated)) || inherits(x, "llm_tbl")) {
     abort_thresholds_reps(call)
   }

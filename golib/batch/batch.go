@@ -346,9 +346,10 @@ func (r *Runner) submitOne(ctx context.Context, jobs []*Job, lines [][]byte) err
 // refusal is a call the provider refused for now (a 429, a 5xx; when asking about a batch, a
 // network error too): it is made again after a wait. A create's intent stays meanwhile, so nothing
 // is lost if we crash.
-type refusal struct{ msg string }
+type refusal struct{ err error }
 
-func (e *refusal) Error() string { return e.msg }
+func (e *refusal) Error() string { return e.err.Error() }
+func (e *refusal) Unwrap() error { return e.err }
 
 // createBatch uploads the lines (once) and creates their batch, trying the create again with the
 // same file after a wait (1 s doubling to a minute) while the provider refuses it for now, within
@@ -374,7 +375,7 @@ func (r *Runner) createBatch(ctx context.Context, lines [][]byte, tag string) (p
 			return info, err
 		}
 		if why := r.giveUp(try, first, wait); why != "" {
-			return info, fmt.Errorf("the provider refused to create a batch of %d requests: %v%s", len(lines), err, why)
+			return info, fmt.Errorf("the provider refused to create a batch of %d requests: %w%s", len(lines), err, why)
 		}
 		if err := clock.Sleep(ctx, r.Clock, wait); err != nil {
 			return info, err
@@ -395,7 +396,7 @@ func (r *Runner) upload(ctx context.Context, lines [][]byte, tag string) (string
 		return "", false, err
 	}
 	if passing(resp.Status) {
-		return "", false, &refusal{provider.BatchError("file upload", resp).Error()}
+		return "", false, &refusal{provider.BatchError("file upload", resp)}
 	}
 	id, err := r.API.ParseUpload(resp)
 	return id, err == nil, err
@@ -407,7 +408,7 @@ func (r *Runner) create(ctx context.Context, fileID string, lines [][]byte, tag 
 		return provider.BatchInfo{}, err
 	}
 	if passing(resp.Status) {
-		return provider.BatchInfo{}, &refusal{provider.BatchError("batch create", resp).Error()}
+		return provider.BatchInfo{}, &refusal{provider.BatchError("batch create", resp)}
 	}
 	return r.API.ParseBatch(resp)
 }
@@ -483,6 +484,7 @@ func (r *Runner) pollOnce(ctx context.Context) ([]*Job, error) {
 type unreadable struct{ err error }
 
 func (e *unreadable) Error() string { return e.err.Error() }
+func (e *unreadable) Unwrap() error { return e.err }
 
 // check asks about a batch and, when it has ended, collects it. A *refusal (429, 5xx, a network
 // error) or an *unreadable error concerns the batch alone; any other error stops the call.
@@ -512,11 +514,11 @@ func (r *Runner) call(ctx context.Context, c provider.HTTPCall, what string) (pr
 	resp, err := r.do(ctx, c)
 	switch {
 	case err != nil && ctx.Err() == nil:
-		return resp, &refusal{err.Error()}
+		return resp, &refusal{err}
 	case err != nil:
 		return resp, err
 	case passing(resp.Status):
-		return resp, &refusal{provider.BatchError(what, resp).Error()}
+		return resp, &refusal{provider.BatchError(what, resp)}
 	case resp.Status != http.StatusOK:
 		return resp, &unreadable{provider.BatchError(what, resp)}
 	}

@@ -46,6 +46,8 @@ func fail(out **C.char, class string, err error) C.int {
 type errorBody struct {
 	Class   string `json:"class"`
 	Message string `json:"message"`
+	// Status is the HTTP status of the provider's answer behind the error, when there was one.
+	Status int `json:"status,omitempty"`
 }
 
 func abiError(class, message string) map[string]errorBody {

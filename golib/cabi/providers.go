@@ -101,9 +101,9 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		opts, class, err := runOptions(req.Options)
+		opts, err := runOptions(req.Options)
 		if err != nil {
-			return fail(doc, class, err)
+			return fail(doc, "tabscreen_error_internal", err)
 		}
 		h, err := engine.Holding(req.Store, opts, recs)
 		if err != nil {
@@ -160,7 +160,8 @@ func TsProbe(request *C.char, apiKey *C.char, doc **C.char) (status C.int) {
 	info, err := engine.Probe(context.Background(), d, req.APIURL, req.Model, req.Rules, C.GoString(apiKey))
 	var pe *engine.ProbeError
 	if errors.As(err, &pe) {
-		return fail(doc, pe.Class, pe)
+		*doc = cJSON(map[string]errorBody{"error": {Class: pe.Class, Message: pe.Message, Status: pe.Status}})
+		return statusError
 	}
 	if err != nil {
 		return fail(doc, "tabscreen_error_http", err)

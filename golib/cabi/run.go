@@ -86,9 +86,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	opts, class, err := runOptions([]byte(C.GoString(options)))
+	opts, err := runOptions([]byte(C.GoString(options)))
 	if err != nil {
-		return fail(doc, class, err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	recs, err := recordsOf(table)
 	if err != nil {
@@ -100,7 +100,7 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 		return storeErr(doc, err)
 	}
 	if err != nil {
-		return fail(doc, "tabscreen_error_options", err)
+		return fail(doc, "tabscreen_error_internal", err)
 	}
 	runsMu.Lock()
 	nextHandle++

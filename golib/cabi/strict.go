@@ -29,16 +29,15 @@ func decodeStrict(what string, doc []byte, v any) error {
 	return nil
 }
 
-// runOptions reads and checks the run options of TsRunStart and of the preflight's "holding",
-// with the class of its error: internal for a document that does not decode, options for one that
-// does but breaks the contract.
-func runOptions(doc []byte) (*engine.Options, string, error) {
+// runOptions reads and checks the run options of TsRunStart and of the preflight's "holding"; R
+// checks every option first, so either failure is an internal error.
+func runOptions(doc []byte) (*engine.Options, error) {
 	o := engine.NewOptions()
 	if err := decodeStrict("run options", doc, o); err != nil {
-		return nil, "tabscreen_error_internal", err
+		return nil, err
 	}
 	if err := o.Check(); err != nil {
-		return nil, "tabscreen_error_options", err
+		return nil, err
 	}
-	return o, "", nil
+	return o, nil
 }

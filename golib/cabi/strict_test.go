@@ -63,10 +63,10 @@ func TestDocumentsFromRAreDecodedStrictly(t *testing.T) {
 			t.Errorf("%s: no misspelt document", c.export)
 		}
 	}
-	if _, class, err := runOptions([]byte(`{"api_url":"http://x","prompt":["p"]}`)); err == nil || class != "tabscreen_error_internal" {
-		t.Errorf("misspelt run options: %s %v", class, err)
+	if _, err := runOptions([]byte(`{"api_url":"http://x","prompt":["p"]}`)); err == nil {
+		t.Error("misspelt run options accepted")
 	}
-	if _, class, err := runOptions([]byte(`{"api_url":"http://x","prompts":["p"]}`)); err == nil || class != "tabscreen_error_options" {
-		t.Errorf("run options without a model: %s %v", class, err)
+	if _, err := runOptions([]byte(`{"api_url":"http://x","prompts":["p"]}`)); err == nil {
+		t.Error("run options without a model accepted")
 	}
 }

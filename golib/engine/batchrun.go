@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -126,7 +127,12 @@ func (r *Run) dispatchBatch() {
 		MaxTries: maxTries, MaxWait: maxWait, Wait: r.opts.Batch.Wait, Poll: poll, AfterSubmit: r.afterSubmit,
 		Report: func(c batch.Counts) { b.counts.Store(&c) }}
 	if err := runner.Run(r.ctx, jobs); err != nil && r.ctx.Err() == nil {
-		r.stopRun(provider.Stop{Class: "tabscreen_error_batch", Message: err.Error()})
+		stop := provider.Stop{Class: "tabscreen_error_batch", Message: err.Error()}
+		var he *provider.HTTPError
+		if errors.As(err, &he) {
+			stop.Status = he.Status
+		}
+		r.stopRun(stop)
 	}
 }
 

@@ -109,6 +109,7 @@ func (r *Run) stopEndpoint(cause string, a attempt) {
 		Class:   "tabscreen_error_endpoint",
 		Message: fmt.Sprintf("the endpoint %s cannot be used: %s.", endpoint, cause),
 		Hint:    fmt.Sprintf("%s %s expects %s.", fix, label, r.descriptor.URLForm()),
+		Status:  a.status,
 	})
 }
 

@@ -104,7 +104,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		return nil
 	}
 	if so.RecordIndex != nil && len(so.RecordIndex) != r.records {
-		return &store.Error{Class: "tabscreen_error_options", Message: "store record_index must have one value per record"}
+		return &store.Error{Class: "tabscreen_error_internal", Message: "store record_index must have one value per record"}
 	}
 	fp := so.Fingerprint
 	if so.RunID == "" {

@@ -9,8 +9,9 @@ import (
 	"github.com/tabscreen/tabscreen/golib/provider"
 )
 
-// ProbeError is a probe the provider answered with an error: classed as the run would class it
-// (a refused key, an exhausted quota), else tabscreen_error_http.
+// ProbeError is a probe the provider answered with an error, classed as the run would class it
+// (a refused key, an exhausted quota), else tabscreen_error_http; or one that got no answer
+// (tabscreen_error_endpoint, Status 0), as a run that cannot reach its endpoint.
 type ProbeError struct {
 	Class, Message string
 	Status         int
@@ -37,7 +38,7 @@ func Probe(ctx context.Context, d provider.Descriptor, apiURL, model string, rul
 	defer transport.CloseIdleConnections()
 	resp, err := client.R().SetContext(ctx).SetHeaderMultiValues(req.Header).SetBody(req.Body).Post(req.URL)
 	if err != nil {
-		return provider.RateInfo{}, &ProbeError{Class: "tabscreen_error_http",
+		return provider.RateInfo{}, &ProbeError{Class: "tabscreen_error_endpoint",
 			Message: fmt.Sprintf("Could not reach %s: %s", req.URL, errorText(err))}
 	}
 	now := time.Now()

@@ -318,7 +318,7 @@ func (r *Run) Summarise() Summary {
 		s.PriceData = []PriceRow{}
 	}
 	if stop != nil {
-		s.Stop = map[string]string{"class": stop.Class, "message": stop.Message, "hint": stop.Hint}
+		s.Stop = map[string]any{"class": stop.Class, "message": stop.Message, "hint": stop.Hint, "status": stop.Status}
 	}
 	return s
 }

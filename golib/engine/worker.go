@@ -154,7 +154,7 @@ func (r *Run) runJob(i int, t *jobTrace) {
 			f = r.adapter.Classify(provider.Response{Status: a.status, Header: a.headers, Body: a.body}, a.at)
 			r.problems.add(attemptCause(a, f))
 			if f.Verdict == provider.StopRun {
-				r.stopRun(provider.Stop{Class: f.Class, Message: f.Message})
+				r.stopRun(provider.Stop{Class: f.Class, Message: f.Message, Status: a.status})
 				r.fail(res, f.Message)
 				return
 			}

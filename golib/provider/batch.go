@@ -112,9 +112,18 @@ func (m batchMetadata) tag() string {
 	return s
 }
 
+// HTTPError is an error response of a batch API call; its status goes to R with the error.
+type HTTPError struct {
+	What   string
+	Status int
+	Body   string
+}
+
+func (e *HTTPError) Error() string { return fmt.Sprintf("%s: HTTP %d: %s", e.What, e.Status, e.Body) }
+
 // BatchError reads an error response of a batch API call.
 func BatchError(what string, r Response) error {
-	return fmt.Errorf("%s: HTTP %d: %s", what, r.Status, snippet(r.Body))
+	return &HTTPError{What: what, Status: r.Status, Body: snippet(r.Body)}
 }
 
 // multipartFile is the body of a file upload: the form's fields, then the file.

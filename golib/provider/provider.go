@@ -202,6 +202,9 @@ type Stop struct {
 	Message string
 	// Hint, when set, says what the user can do about it.
 	Hint string
+	// Status is the HTTP status of the response that stopped the run (0 when none did): R adds
+	// the classes of that status to the error, so that callers can catch it by status.
+	Status int
 }
 
 // New returns the adapter of a registered provider, named by its letter or its protocol.

@@ -309,3 +309,27 @@ expect_transient <- function(resp, transient, engine = FALSE) {
   expect_identical(llm_is_transient(resp), transient, info = info)
   if (engine) expect_identical(tabscreen:::go_is_transient(resp), transient, info = info)
 }
+
+# The condition `cnd` of an answer with HTTP status `status`: its classes and field.
+expect_http_status <- function(cnd, status) {
+  expect_s3_class(cnd, paste0("tabscreen_error_http_", status))
+  expect_s3_class(cnd, "tabscreen_error_http")
+  expect_s3_class(cnd, "tabscreen_error")
+  expect_identical(cnd$status, as.integer(status))
+  # the status class before its parent, as httr2 orders httr2_http_429 and httr2_http
+  expect_lt(match(paste0("tabscreen_error_http_", status), class(cnd)), match("tabscreen_error_http", class(cnd)))
+}
+
+# What varies between runs in a message, for expect_snapshot(transform =): the temporary
+# directory, local ports, run ids (the time they were made, then random hex), dates and durations.
+scrub_snapshot <- function(lines) {
+  for (dir in unique(c(normalizePath(tempdir(), winslash = "/"), tempdir()))) {
+    lines <- gsub(dir, "<tempdir>", lines, fixed = TRUE)
+  }
+  lines <- gsub("<tempdir>/[^ '\"`]*", "<tempdir>/<file>", lines)
+  lines <- gsub("127\\.0\\.0\\.1:[0-9]+", "127.0.0.1:<port>", lines)
+  lines <- gsub("\\b[0-9]{8}-[0-9]{6}-[0-9a-f]+\\b", "<run_id>", lines)
+  lines <- gsub("\\b[0-9a-f]{8,}\\b", "<id>", lines)
+  lines <- gsub("[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+", "<time>", lines)
+  gsub("[0-9]+(\\.[0-9]+)? ?(ms|s|sec|seconds?|min|minutes?)\\b", "<duration>", lines)
+}

@@ -23,6 +23,9 @@ test_that("a closed port stops the run with tabscreen_error_endpoint, saying not
   url <- closed_port_url()
   out <- endpoint_failure("tabscreen_a.tools", url)
   expect_s3_class(out$cnd, "tabscreen_error")
+  # no answer, so no HTTP status
+  expect_false(inherits(out$cnd, "tabscreen_error_http"))
+  expect_null(out$cnd$status)
   expect_match(out$text, url, fixed = TRUE)
   expect_match(out$text, "connection was refused", fixed = TRUE)
   expect_match(out$text, "Is the server running at 127.0.0.1", fixed = TRUE)
@@ -41,6 +44,7 @@ test_that("a server without the path (HTTP 404) stops the run and says which URL
   out <- endpoint_failure("tabscreen_a.tools", fake$base_url)
   expect_match(out$text, fake$base_url, fixed = TRUE)
   expect_match(out$text, "HTTP 404", fixed = TRUE)
+  expect_http_status(out$cnd, 404)
   expect_match(out$text, "full endpoint, ending in /v1/chat/completions", fixed = TRUE)
   expect_lt(out$seconds, 60)
   # A few quick tries, not max_tries = 16 for each of the 8 requests.
