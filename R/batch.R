@@ -1,4 +1,4 @@
-# Batch screening: a screening function's call run through the provider's batch API (issue 11).
+# Batch screening: a screening function's call run through the provider's batch API.
 # The run is the same engine run as a synchronous call, with the run option `batch`: Go submits,
 # polls, reconciles and stores; R shows progress, catches Ctrl-C and builds the same llm object.
 

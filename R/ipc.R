@@ -1,4 +1,5 @@
-# Arrow IPC streams: the tables that travel between R and Go (ARCHITECTURE.md, "Tables").
+# Arrow IPC streams: the tables that travel between R and Go (ARCHITECTURE.md, "Tables and run
+# options").
 #
 # The codec is C (src/ipc_*.c, src/flatbuf.c); these functions prepare the columns, call it and
 # raise its errors. Column types: character <-> utf8, integer <-> int32, double <-> float64,

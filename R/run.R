@@ -260,7 +260,7 @@ engine_max_active <- function() {
 
 # Whether the run uses the providers' prompt caches (option tabscreen.cache, default TRUE): requests
 # laid out for the cache (provider B's breakpoints, A's and C's prompt_cache_key) and a record's
-# repetitions sent once its first answer has arrived. FALSE sends every request as before issue 11.
+# repetitions sent once its first answer has arrived. FALSE sends every request in table order with no cache field.
 engine_cache <- function() {
   x <- getOption("tabscreen.cache", TRUE)
   if (!rlang::is_bool(x)) {

@@ -54,9 +54,10 @@ screening_records <- function(data, studyid, title, abstract, call) {
   )
 }
 
-# The records table of the engine (ARCHITECTURE.md, "Tables") as an Arrow IPC stream, in an
-# environment (`raw`): run_engine() removes it once Go has its copy, which frees it for every frame
-# that holds the environment (a large screening's text would otherwise stay in R twice).
+# The records table of the engine (ARCHITECTURE.md, "Tables and run options") as an Arrow IPC
+# stream, in an environment (`raw`): run_engine() removes it once Go has its copy, which frees it
+# for every frame that holds the environment (a large screening's text would otherwise stay in R
+# twice).
 engine_records_ipc <- function(studyid, title, abstract, call = rlang::caller_env()) {
   holder <- new.env(parent = emptyenv())
   # The three columns as a data frame made directly: data.frame() deparsed a large character

@@ -39,8 +39,8 @@ void R_init_tabscreen(DllInfo *dll) {
   /* Loading the Go core starts Go's runtime on a thread of its own and returns at once: Go code
    * (the runtime's start, package initialisation) would go on running on goroutine stacks while R
    * goes on, and a tick of a profiler R starts meanwhile could land on that thread and run R's
-   * SIGPROF handler there, corrupting Go's heap (test-run.R's Rprof() test crashed 2 times in 20
-   * under load). Every call into Go waits for that start to finish: make one now. */
+   * SIGPROF handler there, corrupting Go's heap (test-run.R's Rprof() test provokes it under
+   * load). Every call into Go waits for that start to finish: make one now. */
   ts_enter_go();
   TsFree(NULL);
   ts_leave_go();

@@ -208,7 +208,7 @@ func buildArray(c *Column, mem memory.Allocator) (arrow.Array, arrow.DataType, e
 }
 
 // SizeHint estimates the stream size so that the output buffer is allocated
-// once (growing a 150 MB bytes.Buffer by doubling costs more than the encoding).
+// once (growing a large bytes.Buffer by doubling costs more than the encoding).
 func SizeHint(t *Table) int {
 	n := 1024 + 256*len(t.Columns)
 	rows := t.NumRows
@@ -240,8 +240,8 @@ func SizeHint(t *Table) int {
 
 // adjacentStrings is the column as an array whose data buffer is part of the stream View read
 // it from, when its strings (but nulls and empty ones) lie end to end there, as they do within a
-// record batch. Copying 200 MB of text into a builder and then again into the stream was most of
-// a round trip's Go time; the writer now copies it once. nil when that cannot be done.
+// record batch. Copying the text into a builder and then again into the stream was most of a
+// round trip's Go time; the writer copies it once. nil when that cannot be done.
 func adjacentStrings(c *Column, total int) arrow.Array {
 	if total == 0 || len(c.view) == 0 {
 		return nil

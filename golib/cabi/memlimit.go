@@ -9,7 +9,7 @@ import (
 )
 
 // While runs are under way the Go heap is held near what they keep alive. A large screening's
-// live heap is its questions and a few counters per job (430 MB at a million jobs); the GC target
+// live heap is its questions and a few counters per job (hundreds of MB at a million jobs); the GC target
 // of 50 % let garbage grow the heap by half of that again while the run waited on the network. A
 // soft limit a little above the live heap makes the collector run a little more often instead.
 var runLimit struct {
@@ -29,9 +29,9 @@ var runLimit struct {
 const runGCPercent = 400
 
 // runSlack is the garbage a run may leave between collections. Each collection marks the whole
-// live heap: at a million jobs (380 MB live) a slack of 64 MB meant 468 collections in a 100 s run,
-// a tenth of its CPU, and 12 % more time per job than a tenth of that run. The peak is not the
-// run's but its result's (measured: 951 MB with 64 MB, 957 MB with 256 MB).
+// live heap, so at a million jobs a small slack meant hundreds of collections a run and a
+// noticeable share of its CPU (docs/decisions/0017-gc-tuning.md). A larger slack does not raise
+// the peak, which is the result's, not the run's.
 const runSlack = 256 << 20
 
 // limitRunHeap records run h's heap (its live heap for a large run, whose start was collected) and sets the

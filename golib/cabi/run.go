@@ -48,7 +48,7 @@ func textColumn(t *arrowio.Table, name string) ([]string, []bool, error) {
 	return c.Str, c.Valid, nil
 }
 
-// recordsOf reads the records table of a run (ARCHITECTURE.md, "Tables").
+// recordsOf reads the records table of a run (ARCHITECTURE.md, "Tables and run options").
 func recordsOf(table *arrowio.Table) (engine.Records, error) {
 	titles, titleValid, err := textColumn(table, "title")
 	if err != nil {

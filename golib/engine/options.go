@@ -12,7 +12,7 @@ import (
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
 
-// Options are the run options R sends as JSON (ARCHITECTURE.md, "Run options").
+// Options are the run options R sends as JSON (ARCHITECTURE.md, "Tables and run options").
 type Options struct {
 	Provider   string                     `json:"provider"`
 	APIURL     string                     `json:"api_url"`

@@ -32,8 +32,8 @@ const (
 //
 // A provider that counts requests in windows (Descriptor.WindowedRequests) gets each window's
 // requests at frontLoadPace times the even pace, in the first third of the window: the window check
-// then holds the rest of the window back, and at a ceiling 6,000 requests take 29.3 windows
-// instead of 30. They still leave one at a time, a few milliseconds apart, so the provider meets
+// then holds the rest of the window back, which saves most of a window over a long run at the
+// ceiling. They still leave one at a time, a few milliseconds apart, so the provider meets
 // them as it meets an even pace; a whole window sent at once instead reaches it unevenly, and a
 // late burst is refused whole. The first 429 ends the faster pace for the run (a provider may count in shorter windows
 // than it says), as the providers whose limits refill continuously always have it.

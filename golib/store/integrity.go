@@ -113,8 +113,8 @@ func quickCheck(abs string) error {
 		return storeError(abs, "cannot be opened", err)
 	}
 	defer db.Close()
-	// Reading through a memory map saves a system call per page: 0.8 s of CPU instead of 1.3 for a
-	// million answers (bench/README.md). SQLite maps at most 2 GB and reads the rest. A file cut
+	// Reading through a memory map saves a system call per page, a good part of the check's CPU
+	// on a large store (bench/README.md). SQLite maps at most 2 GB and reads the rest. A file cut
 	// short by another program during the check would fault the mapping; nothing of tabscreen's
 	// shortens a store (it never vacuums).
 	if _, err := db.Exec("PRAGMA mmap_size = 4000000000"); err != nil {

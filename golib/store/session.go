@@ -145,7 +145,7 @@ type Session struct {
 }
 
 // sharedRequests remembers which answered job of the run holds each request body written lately,
-// so that the same request (a record's repetitions: 10 of them send one body 10 times) is stored
+// so that the same request (a record's repetitions send one body each time) is stored
 // once and the others name that job in request_from. At a million jobs the copies were most of
 // what the store wrote, and their writes cost more as R's session grew (bench/README.md). Only an
 // answered job holds a body for others: its row is never overwritten. Remembering is bounded;

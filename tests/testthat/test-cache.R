@@ -1,4 +1,4 @@
-# Prompt caching (issue 11): cache-aware requests, cached and cache-write tokens priced at their own
+# Prompt caching: cache-aware requests, cached and cache-write tokens priced at their own
 # rates, the cache figures of the result, and OpenAI flex processing, against the fake provider.
 
 # A prompt long enough to be cached by every provider (about 1,900 tokens), as a real screening

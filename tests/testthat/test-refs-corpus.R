@@ -1,7 +1,7 @@
 # read_refs() and write_refs() on the 125 real export files of ../shared/data/refs-corpus (six
 # public projects' test fixtures and example data; MANIFEST.md there names each file's source,
 # commit and licence). expected.json gives what a correct reader returns, counted independently
-# of this package. Before issue 13, 96 of the 125 read right; all do now.
+# of this package. All of them must read right.
 
 corpus_files <- function() {
   dir <- shared_data("refs-corpus")
