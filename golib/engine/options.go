@@ -109,7 +109,11 @@ type JobKey struct {
 
 // NewOptions are the options before R's document is read into them: the defaults of the fields
 // it may leave out.
-func NewOptions() *Options { return &Options{Role: "user", Timeout: 300} }
+func NewOptions() *Options { return &Options{Role: "user", Timeout: DefaultTimeout} }
+
+// DefaultTimeout is a request's timeout in seconds when the options leave it out; R always sends
+// options(tabscreen.timeout), whose default is the same.
+const DefaultTimeout = 120
 
 // Check checks the options read into NewOptions(). R has validated the user's arguments already;
 // these checks guard the contract between the two sides.
@@ -134,8 +138,8 @@ func (o *Options) Check() error {
 	if o.MaxTries != nil && *o.MaxTries < 1 {
 		return fmt.Errorf("max_tries must be at least 1")
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 300
+	if !(o.Timeout > 0) {
+		return fmt.Errorf("timeout_seconds must be above 0")
 	}
 	return nil
 }
