@@ -331,7 +331,7 @@ parse_chat_tools <- function(tools, tool_choice, provider, call) {
     check_no_tool_choice(tool_choice, call = call)
     return(NULL)
   }
-  parsed <- parse_tools(tools, tool_format$chat, call = call)
+  parsed <- provider_tools(tools, provider, call = call)
   c(parsed, list(modes = unlist(provider_info(provider)$tool_choice_words)))
 }
 
@@ -364,6 +364,11 @@ tool_format <- list(
     }
   )
 )
+
+# A provider's tools, parsed in the shape its registry entry names (`tool_format`).
+provider_tools <- function(tools, provider, call) {
+  parse_tools(tools, tool_format[[provider_info(provider)$tool_format]], call = call)
+}
 
 # A list of tools, or their JSON text, in one of the shapes of `tool_format`. Returns the value for
 # the run options and the tools' names.

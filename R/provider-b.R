@@ -279,7 +279,7 @@ check_tools_b <- function(tools, call = rlang::caller_env()) {
   if (is.null(tools)) {
     return(list(tools = NULL, tool_choice = NULL))
   }
-  list(tools = parse_tools(tools, tool_format$messages, call = call)$value, tool_choice = NULL)
+  list(tools = provider_tools(tools, "b", call = call)$value, tool_choice = NULL)
 }
 
 # max_tokens (provider B): a whole number of at least 1, sent as an integer.

@@ -29,7 +29,8 @@ type Descriptor struct {
 	// KeyFallbacks are the variables read, in order, when KeyVar is unset: where the provider's own
 	// tools and AIscreenR keep the key.
 	KeyFallbacks []string `json:"key_fallbacks"`
-	// ToolFormat is the shape of a custom tool: "chat" (function tools) or "messages".
+	// ToolFormat is the shape of a custom tool: "chat" (function tools) or "messages"; R checks
+	// the user's tools against it (tool_format in R/check-args.R).
 	ToolFormat string `json:"tool_format"`
 	// ToolChoiceWords are the strings tool_choice takes as they are (nil: the provider's function
 	// has no tool_choice argument).
@@ -38,7 +39,7 @@ type Descriptor struct {
 	// is refused before the run, since the provider would refuse every request.
 	RequestFields []string `json:"request_fields"`
 	// Rate are the rate-limit headers.
-	Rate RateHeaders `json:"rate_headers"`
+	Rate RateHeaders `json:"-"`
 	// WindowedRequests says the provider counts requests per second (rpm/60 in any second), so a
 	// second's requests may go in its first third; otherwise they are spread evenly (a limit that
 	// refills continuously and refuses sudden rises).
@@ -47,7 +48,7 @@ type Descriptor struct {
 	// request settings the provider's policy decides and the prices it is charged at.
 	ModelFields []string `json:"model_fields"`
 	// SettingFields are the fields of ModelSettings the provider's policy decides.
-	SettingFields []string `json:"setting_fields"`
+	SettingFields []string `json:"-"`
 
 	// New builds the run's adapter.
 	New func(Settings) (Adapter, error) `json:"-"`
