@@ -221,55 +221,80 @@ var anthropicRateKeys = canonicalKeys(
 	"anthropic-ratelimit-output-tokens-limit", "anthropic-ratelimit-output-tokens-remaining",
 	"anthropic-ratelimit-output-tokens-reset")
 
+type anthMessage struct {
+	ID           string          `json:"id"`
+	Type         string          `json:"type"`
+	Role         string          `json:"role"`
+	Model        string          `json:"model"`
+	Content      []anthBlock     `json:"content"`
+	StopReason   string          `json:"stop_reason"`
+	StopSequence *string         `json:"stop_sequence"`
+	Usage        anthUsage       `json:"usage"`
+	Container    json.RawMessage `json:"container"`
+}
+
+// anthBlock is a response content block (fields by type).
+type anthBlock struct {
+	Type      string          `json:"type"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Text      *string         `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+}
+
+type anthUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreation            struct {
+		Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+	OutputTokens int    `json:"output_tokens"`
+	ServiceTier  string `json:"service_tier"`
+}
+
 // anthropicAnswer encodes an answer as a Messages message object.
 func anthropicAnswer(req *chatRequest, ans *answer) []byte {
-	b := make([]byte, 0, 768)
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, "msg_01"+ans.id[:24])
-	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendJSONString(b, req.model)
-	b = append(b, `,"content":[`...)
-	if req.thinking { // empty thinking text (display omitted), with a signature
-		b = append(b, `{"type":"thinking","thinking":"","signature":`...)
-		b = appendJSONString(b, "EqQB"+randomID("", 64, hashString(ans.id)))
-		b = append(b, `},`...)
+	resp := anthMessage{
+		ID:        "msg_01" + ans.id[:24],
+		Type:      "message",
+		Role:      "assistant",
+		Model:     req.model,
+		Container: json.RawMessage("null"),
 	}
-	stop := "end_turn"
+	if req.thinking { // empty thinking text (display omitted), with a signature
+		empty := ""
+		resp.Content = append(resp.Content, anthBlock{Type: "thinking", Thinking: &empty,
+			Signature: "EqQB" + randomID("", 64, hashString(ans.id))})
+	}
 	if len(ans.args) > 0 {
-		input := ans.args[0]
-		if ans.fault == FaultBadArgs || !json.Valid([]byte(input)) {
+		input := json.RawMessage(ans.args[0])
+		if ans.fault == FaultBadArgs || !json.Valid(input) {
 			// input is always an object; the failure is one without the
 			// arguments the schema requires
-			input = "{}"
+			input = json.RawMessage("{}")
 		}
-		b = append(b, `{"type":"tool_use","id":`...)
-		b = appendJSONString(b, "toolu_01"+strings.TrimPrefix(ans.callIDs[0], "call_"))
-		if req.tool.name != "" {
-			b = append(b, `,"name":`...)
-			b = appendJSONString(b, req.tool.name)
-		}
-		b = append(b, `,"input":`...)
-		b = append(b, input...) // compact JSON from marshalValue
-		b = append(b, '}')
-		stop = "tool_use"
+		resp.Content = append(resp.Content, anthBlock{Type: "tool_use",
+			ID: "toolu_01" + strings.TrimPrefix(ans.callIDs[0], "call_"), Name: req.tool.name, Input: input})
+		resp.StopReason = "tool_use"
 	} else {
-		b = append(b, `{"type":"text","text":`...)
-		b = appendJSONString(b, ans.text)
-		b = append(b, '}')
+		text := ans.text
+		resp.Content = append(resp.Content, anthBlock{Type: "text", Text: &text})
+		resp.StopReason = "end_turn"
 	}
-	b = append(b, `],"stop_reason":`...)
-	b = appendJSONString(b, stop)
-	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendJSONInt(b, int64(ans.promptTokens-ans.cachedTokens-ans.cacheWriteTokens))
-	b = append(b, `,"cache_creation_input_tokens":`...)
-	b = appendJSONInt(b, int64(ans.cacheWriteTokens))
-	b = append(b, `,"cache_read_input_tokens":`...)
-	b = appendJSONInt(b, int64(ans.cachedTokens))
-	b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
-	b = appendJSONInt(b, int64(ans.cacheWriteTokens))
-	b = append(b, `,"ephemeral_1h_input_tokens":0},"output_tokens":`...)
-	b = appendJSONInt(b, int64(ans.completionTokens))
-	return append(b, `,"service_tier":"standard"},"container":null}`...)
+	u := &resp.Usage
+	u.InputTokens = ans.promptTokens - ans.cachedTokens - ans.cacheWriteTokens
+	u.CacheReadInputTokens = ans.cachedTokens
+	u.CacheCreationInputTokens = ans.cacheWriteTokens
+	u.CacheCreation.Ephemeral5m = ans.cacheWriteTokens
+	u.OutputTokens = ans.completionTokens
+	u.ServiceTier = "standard"
+
+	b, _ := json.Marshal(resp)
+	return b
 }
 
 var anthropicAnswerKeys = canonicalKeys("anthropic-organization-id")

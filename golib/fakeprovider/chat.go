@@ -371,7 +371,7 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 		if fault == FaultBadEnum {
 			breakEnum(args, req.tool.schema)
 		}
-		b, err := marshalValue(args)
+		b, err := json.Marshal(args)
 		if err != nil {
 			b = []byte("{}")
 		}

@@ -143,12 +143,6 @@ func (s *chatSchemas) validate(doc any) error {
 	return s.valid.validate(doc, s.request.Validate)
 }
 
-// validateSkeleton checks a request, decoded as it was sent, whose body had skeleton (see
-// decodeJSONSkeleton).
-func (s *chatSchemas) validateSkeleton(doc any, skeleton uint64) error {
-	return s.valid.validateSkeleton(doc, skeleton, s.request.Validate)
-}
-
 // compileChatSchemas compiles the named component schemas of a loaded document ("" for none).
 func compileChatSchemas(doc any, url, label, request, response, errorRes string) (*chatSchemas, error) {
 	c := jsonschema.NewCompiler()
@@ -179,4 +173,10 @@ func compileChatSchemas(doc any, url, label, request, response, errorRes string)
 		return nil, fmt.Errorf("embedded %s spec: found only %d request properties", label, len(out.topLevel))
 	}
 	return out, nil
+}
+
+// decodeJSON reads a request body as the schema validator reads JSON (encoding/json, numbers as
+// json.Number), refusing anything but one JSON value.
+func decodeJSON(b []byte) (any, error) {
+	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
 }

@@ -48,7 +48,7 @@ func mistralInvalid(format string, a ...any) *failure {
 }
 
 func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRequest, *failure) {
-	doc, skeleton, err := decodeJSONSkeleton(body)
+	doc, err := decodeJSON(body)
 	if err != nil { // FastAPI's answer to a body that is not JSON
 		return nil, &failure{kind: failValidation, detail: []pydanticError{{Type: "json_invalid",
 			Loc: []any{"body", 0}, Msg: "JSON decode error", Input: map[string]any{},
@@ -64,12 +64,7 @@ func (m *mistral) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatR
 		}
 		doc, obj = trimmed, trimmed
 	}
-	if isObj && rc.AllowUnknownFields {
-		err = m.schemas.validate(doc) // not the body as sent: its shape is hashed
-	} else {
-		err = m.schemas.validateSkeleton(doc, skeleton)
-	}
-	if err != nil {
+	if err := m.schemas.validate(doc); err != nil {
 		return nil, &failure{kind: failValidation, detail: pydanticErrors(err, doc)}
 	}
 	if f := checkMistralRules(obj, rc); f != nil {
@@ -204,83 +199,97 @@ var mistralRateKeys = canonicalKeys("x-ratelimit-limit-req-minute", "x-ratelimit
 // chunks that starts with the model's thinking.
 func mistralThinks(effort string) bool { return effort == "high" || effort == "xhigh" }
 
+type miResponse struct {
+	ID      string     `json:"id"`
+	Object  string     `json:"object"`
+	Created int64      `json:"created"`
+	Model   string     `json:"model"`
+	Choices []miChoice `json:"choices"`
+	Usage   miUsage    `json:"usage"`
+}
+
+type miChoice struct {
+	Index        int       `json:"index"`
+	Message      miMessage `json:"message"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type miMessage struct {
+	Role      string       `json:"role"`
+	Content   any          `json:"content"`
+	ToolCalls []miToolCall `json:"tool_calls"`
+	Prefix    bool         `json:"prefix"`
+}
+
+type miToolCall struct {
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Function miFunctionCall `json:"function"`
+	Index    int            `json:"index"`
+}
+
+type miFunctionCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type miUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	// PromptTokensDetails is sent only when a prompt_cache_key request read the cache: the chat
+	// schema's UsageInfo does not define it, Mistral's answers carry it (providers.md 3.3).
+	PromptTokensDetails *miTokenDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type miTokenDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
 // mistralAnswer encodes an answer as a chat.completion object of Mistral's.
 func mistralAnswer(req *chatRequest, a *answer) []byte {
-	b := make([]byte, 0, 768)
 	h1 := hashString(a.id)
-	b = append(b, `{"id":"`...)
-	b = appendHex16(b, h1)
-	b = appendHex16(b, mix64(h1))
-	b = append(b, `","object":"chat.completion","created":`...)
-	b = appendJSONInt(b, a.created)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, req.model) // the alias as requested
-	b = append(b, `,"choices":[`...)
+	resp := miResponse{
+		ID:      fmt.Sprintf("%016x%016x", h1, mix64(h1)),
+		Object:  "chat.completion",
+		Created: a.created,
+		Model:   req.model, // the alias as requested
+	}
 	n := max(req.choices, 1)
-	thinks := mistralThinks(req.effort) && a.fault != FaultFinishError
 	for i := 0; i < n; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"index":`...)
-		b = appendJSONInt(b, int64(i))
-		b = append(b, `,"message":{"role":"assistant","content":`...)
-		text := ""
+		msg := miMessage{Role: "assistant", Content: ""}
 		finish := "stop"
-		call := a.fault != FaultFinishError && i < len(a.args)
 		switch {
 		case a.fault == FaultFinishError:
 			finish = "error"
-		case call:
+		case i < len(a.args):
+			args, _ := json.Marshal(a.args[i]) // a JSON string
+			if req.argsObject && json.Valid([]byte(a.args[i])) {
+				args = json.RawMessage(a.args[i])
+			}
+			msg.ToolCalls = []miToolCall{{ID: strings.TrimPrefix(a.callIDs[i], "call_")[:9], Type: "function",
+				Function: miFunctionCall{Name: req.tool.name, Arguments: args}}}
 			finish = "tool_calls"
 		default:
-			text = a.text
+			msg.Content = a.text
 		}
-		if thinks {
-			b = append(b, `[{"thinking":[{"text":"The record is read against the question.","type":"text"}],`+
-				`"type":"thinking"},{"text":`...)
-			b = appendJSONString(b, text)
-			b = append(b, `,"type":"text"}]`...)
-		} else {
-			b = appendJSONString(b, text)
-		}
-		b = append(b, `,"tool_calls":`...)
-		if call {
-			b = append(b, `[{"id":`...)
-			b = appendJSONString(b, strings.TrimPrefix(a.callIDs[i], "call_")[:9])
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendJSONString(b, req.tool.name)
-			b = append(b, `,"arguments":`...)
-			if req.argsObject && json.Valid([]byte(a.args[i])) {
-				b = append(b, a.args[i]...) // compact JSON from marshalValue
-			} else {
-				b = appendJSONString(b, a.args[i]) // a JSON string
+		if mistralThinks(req.effort) && a.fault != FaultFinishError {
+			text, _ := msg.Content.(string)
+			msg.Content = []any{
+				map[string]any{"type": "thinking", "thinking": []any{
+					map[string]any{"type": "text", "text": "The record is read against the question."}}},
+				map[string]any{"type": "text", "text": text},
 			}
-			b = append(b, `},"index":0}]`...)
-		} else {
-			b = append(b, "null"...)
 		}
-		b = append(b, `,"prefix":false},"finish_reason":`...)
-		b = appendJSONString(b, finish)
-		b = append(b, '}')
+		resp.Choices = append(resp.Choices, miChoice{Index: i, Message: msg, FinishReason: finish})
 	}
-	b = appendChatUsage(b, a.promptTokens, a.completionTokens)
-	// prompt_tokens_details is sent only when a prompt_cache_key request read the cache: the chat
-	// schema's UsageInfo does not define it, Mistral's answers carry it (providers.md 3.3).
+	resp.Usage = miUsage{PromptTokens: a.promptTokens, CompletionTokens: a.completionTokens,
+		TotalTokens: a.promptTokens + a.completionTokens}
 	if a.cachedTokens > 0 {
-		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-		b = appendJSONInt(b, int64(a.cachedTokens))
-		b = append(b, '}')
+		resp.Usage.PromptTokensDetails = &miTokenDetails{CachedTokens: a.cachedTokens}
 	}
-	return append(b, "}}"...)
-}
 
-// appendHex16 appends v as 16 lower-case hexadecimal digits (%016x).
-func appendHex16(b []byte, v uint64) []byte {
-	const digits = "0123456789abcdef"
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, digits[(v>>uint(shift))&0xf])
-	}
+	b, _ := json.Marshal(resp)
 	return b
 }
 

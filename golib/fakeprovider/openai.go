@@ -36,7 +36,7 @@ const openAIBadJSON = "We could not parse the JSON body of your request. (HINT: 
 	"center at help.openai.com.)"
 
 func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRequest, *failure) {
-	doc, skeleton, err := decodeJSONSkeleton(body)
+	doc, err := decodeJSON(body)
 	if err != nil {
 		return nil, &failure{kind: failInvalidRequest, message: openAIBadJSON}
 	}
@@ -54,7 +54,7 @@ func (o *openAI) parse(_ *http.Request, body []byte, rc *runtimeConfig) (*chatRe
 				message: "Unrecognized request argument supplied: " + strings.Join(unknown, ", ")}
 		}
 	}
-	if err := o.schemas.validateSkeleton(doc, skeleton); err != nil {
+	if err := o.schemas.validate(doc); err != nil {
 		msg, param := describeValidation(err)
 		return nil, &failure{kind: failInvalidRequest, message: msg, param: param}
 	}
@@ -244,53 +244,93 @@ var openAIRateKeys = canonicalKeys("x-ratelimit-limit-requests", "x-ratelimit-re
 	"x-ratelimit-reset-requests", "x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens",
 	"x-ratelimit-reset-tokens")
 
+type oaResponse struct {
+	ID                string     `json:"id"`
+	Object            string     `json:"object"`
+	Created           int64      `json:"created"`
+	Model             string     `json:"model"`
+	Choices           []oaChoice `json:"choices"`
+	Usage             oaUsage    `json:"usage"`
+	ServiceTier       string     `json:"service_tier"`
+	SystemFingerprint string     `json:"system_fingerprint"`
+}
+
+type oaChoice struct {
+	Index        int       `json:"index"`
+	Message      oaMessage `json:"message"`
+	Logprobs     *struct{} `json:"logprobs"` // always null
+	FinishReason string    `json:"finish_reason"`
+}
+
+type oaMessage struct {
+	Role        string       `json:"role"`
+	Content     *string      `json:"content"`
+	Refusal     *string      `json:"refusal"`
+	ToolCalls   []oaToolCall `json:"tool_calls,omitempty"`
+	Annotations []struct{}   `json:"annotations"`
+}
+
+type oaToolCall struct {
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Function oaFunctionCall `json:"function"`
+}
+
+type oaFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type oaUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+		AudioTokens  int `json:"audio_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens          int `json:"reasoning_tokens"`
+		AudioTokens              int `json:"audio_tokens"`
+		AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+		RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
 // openAIAnswer encodes an answer as a chat.completion object.
 func openAIAnswer(req *chatRequest, a *answer) []byte {
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, "chatcmpl-"+a.id)
-	b = append(b, `,"object":"chat.completion","created":`...)
-	b = appendJSONInt(b, a.created)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, a.model)
-	b = append(b, `,"choices":[`...)
+	resp := oaResponse{
+		ID:                "chatcmpl-" + a.id,
+		Object:            "chat.completion",
+		Created:           a.created,
+		Model:             a.model,
+		ServiceTier:       "default",
+		SystemFingerprint: "fp_" + strings.ToLower(a.id[:10]),
+	}
 	n := max(req.choices, 1)
 	for i := 0; i < n; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"index":`...)
-		b = appendJSONInt(b, int64(i))
-		b = append(b, `,"message":{"role":"assistant","content":`...)
+		msg := oaMessage{Role: "assistant", Annotations: []struct{}{}}
 		finish := "stop"
 		if i < len(a.args) {
-			b = append(b, `null,"refusal":null,"tool_calls":[{"id":`...)
-			b = appendJSONString(b, a.callIDs[i])
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendJSONString(b, req.tool.name)
-			b = append(b, `,"arguments":`...)
-			b = appendJSONString(b, a.args[i])
-			b = append(b, `}}]`...)
+			msg.ToolCalls = []oaToolCall{{ID: a.callIDs[i], Type: "function",
+				Function: oaFunctionCall{Name: req.tool.name, Arguments: a.args[i]}}}
 			if !req.forced { // a named tool_choice ends with "stop", as the service does
 				finish = "tool_calls"
 			}
 		} else {
-			b = appendJSONString(b, a.text)
-			b = append(b, `,"refusal":null`...)
+			text := a.text
+			msg.Content = &text
 		}
-		b = append(b, `,"annotations":[]},"logprobs":null,"finish_reason":`...)
-		b = appendJSONString(b, finish)
-		b = append(b, '}')
+		resp.Choices = append(resp.Choices, oaChoice{Index: i, Message: msg, FinishReason: finish})
 	}
-	b = appendChatUsage(b, a.promptTokens, a.completionTokens)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = appendJSONInt(b, int64(a.cachedTokens))
-	b = append(b, `,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":`...)
-	b = appendJSONInt(b, int64(a.reasoningTokens))
-	b = append(b, `,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},`+
-		`"service_tier":"default","system_fingerprint":`...)
-	b = appendJSONString(b, "fp_"+strings.ToLower(a.id[:10]))
-	return append(b, '}')
+	u := &resp.Usage
+	u.PromptTokens, u.CompletionTokens = a.promptTokens, a.completionTokens
+	u.TotalTokens = a.promptTokens + a.completionTokens
+	u.PromptTokensDetails.CachedTokens = a.cachedTokens
+	u.CompletionTokensDetails.ReasoningTokens = a.reasoningTokens
+
+	b, _ := json.Marshal(resp)
+	return b
 }
 
 var openAIAnswerKeys = canonicalKeys("openai-version", "openai-organization")

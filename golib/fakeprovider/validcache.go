@@ -19,35 +19,12 @@ type validShapes struct {
 	mu   sync.Mutex
 	seed maphash.Seed
 	seen map[uint64]struct{}
-	// skeletons are the texts (decodeJSONSkeleton) of requests found valid: the same text has
-	// the same shape, known without hashing the decoded value.
-	skeletons map[uint64]struct{}
 }
 
 const maxValidShapes = 4096
 
 func newValidShapes() *validShapes {
-	return &validShapes{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, skeletons: map[uint64]struct{}{}}
-}
-
-// validateSkeleton is validate for a doc whose body had the given skeleton.
-func (v *validShapes) validateSkeleton(doc any, skeleton uint64, validate func(any) error) error {
-	v.mu.Lock()
-	_, ok := v.skeletons[skeleton]
-	v.mu.Unlock()
-	if ok {
-		return nil
-	}
-	if err := v.validate(doc, validate); err != nil {
-		return err
-	}
-	v.mu.Lock()
-	if len(v.skeletons) >= maxValidShapes {
-		clear(v.skeletons)
-	}
-	v.skeletons[skeleton] = struct{}{}
-	v.mu.Unlock()
-	return nil
+	return &validShapes{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
 }
 
 // validate runs validate(doc) unless doc's shape is known to be valid.

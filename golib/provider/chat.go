@@ -156,8 +156,7 @@ func (a *chat) body(c *Call) ([]byte, error) {
 	return buildBody(fields, a.s.ExtraBody)
 }
 
-// chatMessage is one message of the request. Its fields are in the order json.Marshal writes the
-// keys of the map this replaced ({"content", "role"}), so that either writer gives the same body.
+// chatMessage is one message of the request.
 type chatMessage struct {
 	Content string `json:"content"`
 	Role    string `json:"role"`
@@ -195,23 +194,13 @@ type chatTokenDetails struct {
 	CacheWriteTokens int64 `json:"cache_write_tokens"`
 }
 
-// decodeChat reads a reply: the fields the adapter reads at once when the body has the common
-// shape (chatdecode.go), else through encoding/json.
-func decodeChat(body []byte, r *chatResponse) *Failure {
-	if decodeChatFast(body, r) {
-		return nil
-	}
-	*r = chatResponse{}
-	return decodeResponse(body, r)
-}
-
 func (a *chat) Parse(c *Call, r Response, now time.Time) Outcome {
 	return retryWait(a.parse(c, r.Body), r, now)
 }
 
 func (a *chat) parse(c *Call, body []byte) Outcome {
 	var r chatResponse
-	if f := decodeChat(body, &r); f != nil {
+	if f := decodeResponse(body, &r); f != nil {
 		return Outcome{Failure: f}
 	}
 	return a.parseDecoded(c, &r)

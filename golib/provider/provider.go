@@ -219,25 +219,17 @@ func New(name string, s Settings) (Adapter, error) {
 // probeMessages is the question of the smallest request (rate_limits_per_minute()).
 var probeMessages = []map[string]string{{"role": "user", "content": "Reply with OK."}}
 
-// buildBody is mergeBody; the tests swap in the encoding/json writer it replaced, to compare.
-var buildBody = mergeBody
-
-// mergeBody writes fields in order and lets the user's extra fields override ours.
-func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
-	size := 2
-	for _, f := range fields {
-		size += len(f.key) + 4 + jsonSizeHint(f.value)
-	}
-	for k, v := range extra {
-		size += len(k) + 4 + len(v)
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, '{')
+// buildBody writes fields in order, each value through json.Marshal, and lets the user's extra
+// fields override ours. A json.RawMessage (the tools and the tool choice, marshalled once per run,
+// and extra_body) is written as it is.
+func buildBody(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
+	buf := []byte{'{'}
 	key := func(k string) {
 		if len(buf) > 1 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, k)
+		kb, _ := json.Marshal(k)
+		buf = append(buf, kb...)
 		buf = append(buf, ':')
 	}
 	for _, f := range fields {
@@ -246,15 +238,15 @@ func mergeBody(fields []field, extra map[string]json.RawMessage) ([]byte, error)
 			buf = append(buf, v...)
 			continue
 		}
-		// The tools and the tool choice are marshalled once per run, not once per request.
 		if raw, ok := f.value.(json.RawMessage); ok {
 			buf = append(buf, raw...)
 			continue
 		}
-		var err error
-		if buf, err = appendJSONValue(buf, f.value); err != nil {
+		v, err := json.Marshal(f.value)
+		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.key, err)
 		}
+		buf = append(buf, v...)
 	}
 	for k, v := range extra {
 		if !slices.ContainsFunc(fields, func(f field) bool { return f.key == k }) {
