@@ -87,14 +87,21 @@ func distrust(abs string) {
 	delete(checked, abs)
 }
 
-// readOnlyDSN opens the file at abs for reading only: SQLite never writes a database opened so
-// (its write-ahead log is read, and only its shared-memory index may be made).
-func readOnlyDSN(abs string) string {
+// fileDSN names the file at abs as an SQLite URI with the given query. A plain path would be cut
+// at its first '?' by the driver, so a store named "run?1.sqlite" would open "run"; in a URI the
+// path's '?', '#' and '%' are escaped and the file opened is the one named.
+func fileDSN(abs, query string) string {
 	p := filepath.ToSlash(abs)
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // a Windows drive: file:/C:/...
 	}
-	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?mode=ro&_busy_timeout=15000"
+	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + query
+}
+
+// readOnlyDSN opens the file at abs for reading only: SQLite never writes a database opened so
+// (its write-ahead log is read, and only its shared-memory index may be made).
+func readOnlyDSN(abs string) string {
+	return fileDSN(abs, "mode=ro&_busy_timeout=15000")
 }
 
 func openReadOnly(abs string) (*sql.DB, error) {

@@ -68,7 +68,7 @@ func Recover(from, to string) ([]TableRecovery, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return nil, storeError(dst, "cannot be created: its folder cannot be made", err)
 	}
-	out, err := sql.Open("sqlite3", dst+"?_journal_mode=WAL&_busy_timeout=15000")
+	out, err := sql.Open("sqlite3", fileDSN(dst, "_journal_mode=WAL&_busy_timeout=15000"))
 	if err != nil {
 		return nil, storeError(dst, "cannot be created", err)
 	}

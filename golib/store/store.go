@@ -180,7 +180,7 @@ func open(path, synchronous string) (*Store, error) {
 	q.Add("_journal_mode", "WAL")
 	q.Add("_synchronous", synchronous)
 	q.Add("_txlock", "immediate")
-	db, err := sql.Open("sqlite3", abs+"?"+q.Encode())
+	db, err := sql.Open("sqlite3", fileDSN(abs, q.Encode()))
 	if err != nil {
 		return nil, storeError(abs, "cannot be opened", err)
 	}

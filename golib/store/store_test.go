@@ -460,3 +460,41 @@ func TestWriteKeptFromTheJournal(t *testing.T) {
 		t.Fatalf("a second time: %d, %v", n, err)
 	}
 }
+
+// A store's name is a file name, whatever it holds: the driver cuts a plain path at '?', and a
+// URI reads '#' and '%' as its own.
+func TestStoreNamesWithURICharactersOpenThatFile(t *testing.T) {
+	for _, name := range []string{"run?1.sqlite", "run#2.sqlite", "100%.sqlite", "a b.sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			st, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			entries, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if len(names) == 0 || names[0] != name {
+				t.Fatalf("files made: %v, want %q", names, name)
+			}
+			for _, n := range names {
+				if !strings.HasPrefix(n, name) {
+					t.Fatalf("a file %q made beside %q", n, name)
+				}
+			}
+			if err := quickCheck(path); err != nil {
+				t.Fatalf("the integrity check of %s: %v", name, err)
+			}
+			if _, err := Recover(path, filepath.Join(dir, "copy?"+name)); err != nil {
+				t.Fatalf("recover: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "copy?"+name)); err != nil {
+				t.Fatalf("the recovered copy is not where it was named: %v", err)
+			}
+		})
+	}
+}

@@ -101,6 +101,20 @@ test_that("the file is a plain SQLite database that DBI can read", {
   expect_equal(DBI::dbGetQuery(con, "PRAGMA journal_mode")[[1]], "wal")
 })
 
+test_that("a store named with '?', '#' or '%' is the file of that name", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-store-name")
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, "review?v=2#100%.sqlite")
+  fake <- local_fake_provider(seed = 3)
+  withr::local_options(tabscreen.store = path)
+  res <- screen_store_test(fake$url, 3)
+  expect_equal(attr(res, "store")$path, normalizePath(path))
+  made <- list.files(dir)
+  expect_true(basename(path) %in% made)
+  expect_true(all(startsWith(made, basename(path))))
+  expect_equal(screen_store()$answered, 3L)
+})
+
 test_that("the same call on a completed run returns its answers; store_reuse = FALSE screens anew", {
   withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-store-reuse")
   fake <- local_fake_provider(seed = 4)
