@@ -220,14 +220,14 @@ SEXP C_providers(void) {
   return finish(&o);
 }
 
-/* request: JSON; table: an IPC stream (raw) or NULL. */
-SEXP C_preflight(SEXP request, SEXP table) {
+/* What R needs before a run, in one call: request is JSON; records an IPC stream (raw) or NULL. */
+SEXP C_plan(SEXP request, SEXP records) {
   const char *r = string_arg(request, "request");
-  if (table != R_NilValue) raw_arg(table, "table");
+  if (records != R_NilValue) raw_arg(records, "records");
   go_out o = {0};
   ts_enter_go();
-  o.status = TsPreflight((char *)r, table == R_NilValue ? NULL : RAW(table),
-                         table == R_NilValue ? 0 : (size_t)XLENGTH(table), &o.buf[0], &o.len[0], &o.json);
+  o.status = TsPlan((char *)r, records == R_NilValue ? NULL : RAW(records),
+                    records == R_NilValue ? 0 : (size_t)XLENGTH(records), &o.json);
   ts_leave_go();
   return finish(&o);
 }
