@@ -4,9 +4,9 @@
 # the run metadata.
 #
 # R adds what is R's: result_rows() turns the rows into user-facing rows, with the user's columns,
-# study ids, text and questions (run_questions()) by record, carrying two internal columns (.record = the record's position in
-# the user's data, .failed); assemble_llm() splits them into answer_data and error_data and joins
-# the aggregation to the text of its records.
+# study ids, text and questions (run_questions()) by record, carrying two internal columns
+# (.record = the record's position in the user's data, .failed); assemble_llm() splits them into
+# answer_data and error_data and joins the aggregation to the text of its records.
 
 # The spec section 2.3 columns in their order; which apply depends on the provider and arguments.
 # Custom tools add, after them, every argument of the model's call as JSON text.

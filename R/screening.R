@@ -7,10 +7,12 @@
 #   (provider)               top_p, role, api_url, tools, reasoning, ...
 #   check_run_args()         retries, seed, callbacks, cut-offs
 #   check_dots()             `...`
-#   (provider)               models, their settings, the safety limits (force)
+#   (provider)               models (names, prices, rules)
+#   screening_preflight()    the one call into Go before a run: blank records, the models'
+#                            settings, the estimate, the store's holding; the run options
+#   (provider)               the safety limits (force)
 #   check_api_key()          the key, after every other argument
 #   (provider)               the provider's own messages
-#   screening_options()      the run options (ARCHITECTURE.md)
 #   screening_arg_list()     the arguments kept in the result, for screen_errors()
 #   launch_screening()       the shared messages, the run and the llm object
 
@@ -168,7 +170,7 @@ check_api_key <- function(api_key, env_var, messages = TRUE, call = rlang::calle
 }
 
 # The "models" entries of the run options: name, reps and rpm, then the fields the registry names
-# for the provider (model_fields): the request settings its policy decided (model_settings()) and
+# for the provider (model_fields): the request settings its policy decided (screening_preflight()) and
 # the prices (without settings for `settings` NULL). Each model's minimum cacheable prefix (rules column min_cache_tokens) rides along as
 # the attribute "cache_min_tokens", which screening_options() sends as the run option of that name.
 model_options <- function(provider, models, settings, reps, rpm) {

@@ -61,8 +61,8 @@ static SEXP wrap_out(void *data) {
   Rf_setAttrib(out, R_NamesSymbol, names);
   SET_VECTOR_ELT(out, 1, Rf_ScalarString(Rf_mkCharCE(o->json ? o->json : "{}", CE_UTF8)));
   SET_VECTOR_ELT(out, 3, Rf_ScalarInteger(o->status));
-  /* The last table first: a run's questions are its largest, and its buffer is freed before the
-   * others become R vectors. */
+  /* The last table first: each buffer is freed (unless a lazy column keeps it) before the next
+   * table becomes R vectors. */
   int lazy = lazy_text();
   for (int i = 2; i >= 0; i--) {
     if (!o->buf[i]) continue;
