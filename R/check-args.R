@@ -300,8 +300,7 @@ check_cutoffs <- function(upper, lower, call = rlang::caller_env()) {
 # default, lower = upper by default, and the lower one is ignored while the upper one is 0.1 or
 # below.
 effective_cutoffs <- function(upper, lower) {
-  request <- list(op = "cutoffs", incl_cutoff_upper = upper, incl_cutoff_lower = lower)
-  cut <- go_call(C_preflight, as.character(to_json(request)), NULL)$meta
+  cut <- plan_core(list(cutoffs = list(incl_cutoff_upper = upper, incl_cutoff_lower = lower)))$cutoffs
   list(upper = cut$upper, lower = cut$lower)
 }
 

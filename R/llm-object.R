@@ -1,11 +1,12 @@
 # The result object (class "llm") and its tables, built from the tables the Go core builds from the
 # run (ARCHITECTURE.md): the rows of every job in their final order (with, for screen_errors(), the
-# rows of the result it repairs merged in), their aggregation, the questions and the run metadata.
+# rows of the result it repairs merged in), their aggregation, the fields its questions reworded and
+# the run metadata.
 #
 # R adds what is R's: result_rows() turns the rows into user-facing rows, with the user's columns,
-# study ids and text by record, carrying two internal columns (.record = the record's position in
-# the user's data, .failed); assemble_llm() splits them into answer_data and error_data and joins
-# the aggregation to the text of its records.
+# study ids, text and questions (run_questions()) by record, carrying two internal columns
+# (.record = the record's position in the user's data, .failed); assemble_llm() splits them into
+# answer_data and error_data and joins the aggregation to the text of its records.
 
 # The spec section 2.3 columns in their order; which apply depends on the provider and arguments.
 # Custom tools add, after them, every argument of the model's call as JSON text.
@@ -63,14 +64,30 @@ result_rows <- function(answers, questions, records, layout, old_rows = NULL) {
   rows[order(c(which(!new), which(new))), , drop = FALSE]
 }
 
+# The question of every record and prompt as the run sent it, prompt-major (record r of prompt p is
+# element (p - 1) * records + r): the core's frame (a head per prompt, the middle, the tail) around
+# each record's title and abstract, R's own text where the question holds it as R sent it, else the
+# field as the core reworded it (`reworded`: record, title, abstract, NA where R's text stands).
+run_questions <- function(records, frame, reworded) {
+  title <- records$title
+  abstract <- records$abstract
+  if (!is.null(reworded) && nrow(reworded) > 0) {
+    at <- as.integer(reworded$record)
+    set <- !is.na(reworded$title)
+    title[at[set]] <- reworded$title[set]
+    set <- !is.na(reworded$abstract)
+    abstract[at[set]] <- reworded$abstract[set]
+  }
+  unlist(lapply(frame$heads, function(head) paste0(head, title, frame$middle, abstract, frame$tail)), use.names = FALSE)
+}
+
 # User-facing rows of the jobs in an engine answers table.
 # records: list(index = position in the user's data, studyid, title, abstract, user = data frame of
 # the user's other columns), each indexed by the engine's record number.
 job_rows <- function(answers, questions, records, layout) {
   rec <- as.integer(answers$record)
   n <- length(rec)
-  # The questions table is prompt-major: record r of prompt p is row (p - 1) * records + r.
-  q <- questions$question[(as.integer(answers$promptid) - 1L) * length(records$title) + rec]
+  q <- questions[(as.integer(answers$promptid) - 1L) * length(records$title) + rec]
   user <- if (ncol(records$user) > 0) as.list(records$user[rec, , drop = FALSE]) else list()
   failed <- as.logical(answers$failed)
   failed[is.na(failed)] <- TRUE

@@ -176,27 +176,69 @@ policy_rules <- function(row) {
     "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")])
 }
 
-# Each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
-# tool), decided in the Go core by the provider's policy (golib/provider, next to its adapter) from
-# the model's rules and the user's arguments. `given` says which of reasoning_effort, verbosity and
-# top_p the user passed: a default the model cannot take is adapted or left out, an explicit value
-# it cannot take is an argument error. Returns one list per model (the fields of
-# provider.ModelSettings).
-model_settings <- function(models, provider, reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(),
-                           builtin = TRUE, call = rlang::caller_env()) {
-  policy_models <- lapply(seq_len(nrow(models)), function(i) {
+# The models of the provider's request policy (golib/provider, next to its adapter), which decides
+# each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
+# tool) in the Go core from the model's rules and the user's arguments (policy_args()).
+policy_models <- function(models) {
+  lapply(seq_len(nrow(models)), function(i) {
     # A custom model, or a price row without rules, has no force class and no rules.
     rules <- if (is.na(models$force_class[i])) NULL else policy_rules(models[i, ])
     list(name = models$model[i], rules = rules)
   })
-  args <- list(
+}
+
+# The user's arguments the policy reads. `given` says which of reasoning_effort, verbosity and
+# top_p the user passed: a default the model cannot take is adapted or left out, an explicit value
+# it cannot take is an argument error.
+policy_args <- function(reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(), builtin = TRUE) {
+  list(
     reasoning_effort = reasoning_effort, verbosity = verbosity %||% "", top_p = I(as.numeric(top_p)),
     given = list(reasoning_effort = isTRUE(given$reasoning_effort), verbosity = isTRUE(given$verbosity),
       top_p = isTRUE(given$top_p)),
     builtin = builtin
   )
-  request <- list(op = "settings", provider = provider, models = policy_models, args = args)
-  go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE, call = call)$meta$settings
+}
+
+# The one call into the Go core before a run (TsPlan). `request` has any of: settings (provider,
+# models, args), estimate (estimate_request()), cutoffs (incl_cutoff_upper, incl_cutoff_lower) and
+# holding (store, options); `ipc` is the records table the estimate and the holding read. Returns
+# the core's answer: fields (counts of blank titles and abstracts, their characters), settings or
+# settings_error, estimate (sync, no_cache, batch), cutoffs, holding.
+plan_core <- function(request, ipc = NULL, call = rlang::caller_env()) {
+  go_call(C_plan, as.character(to_json(request)), ipc, simplify = FALSE, call = call)$meta
+}
+
+# The price estimate's part of a plan request (screen.Estimate in the Go core): input tokens ~
+# characters / 4 of the prompt and the record, plus about 150 tokens of tool schema and framing
+# per request; output tokens from the effort that sizes each model's reasoning (from `settings`,
+# or from the settings the core decides in the same call). The records and their characters are
+# those of the records table sent with it.
+estimate_request <- function(prompts, models, reps, n_top_p, decision_description, settings = NULL,
+                             cache = engine_cache()) {
+  estimate_models <- lapply(seq_len(nrow(models)), function(i) {
+    list(name = models$model[i], reps = reps[i], price_in = models$price_in[i], price_out = models$price_out[i],
+      price_cached_in = models$price_cached_in[i] %||% NA_real_, price_cache_write = models$price_cache_write[i] %||% NA_real_,
+      cache_min_tokens = models$min_cache_tokens[i] %||% NA_integer_, settings = if (!is.null(settings)) settings[[i]],
+      price_batch_in = models$price_batch_in[i] %||% NA_real_, price_batch_cached_in = models$price_batch_cached_in[i] %||% NA_real_,
+      price_batch_out = models$price_batch_out[i] %||% NA_real_)
+  })
+  list(prompts = I(prompts), top_p_values = n_top_p, decision_description = decision_description,
+    models = estimate_models, cache = cache)
+}
+
+# One estimate of a plan's answer as a data frame per model: requests, input and output tokens,
+# the price (NA when unknown) and the prompt cache's tokens.
+estimate_rows <- function(rows, models) {
+  data.frame(
+    model = models$model,
+    requests = vapply(rows, function(r) r$requests, numeric(1)),
+    input_tokens = vapply(rows, function(r) r$input_tokens, numeric(1)),
+    output_tokens = vapply(rows, function(r) r$output_tokens, numeric(1)),
+    price = vapply(rows, function(r) r$price %||% NA_real_, numeric(1)),
+    cached_tokens = vapply(rows, function(r) r$cached_tokens %||% 0, numeric(1)),
+    cache_write_tokens = vapply(rows, function(r) r$cache_write_tokens %||% 0, numeric(1)),
+    stringsAsFactors = FALSE
+  )
 }
 
 # Spec section 8 guards of providers B and C: more than 10 repetitions of a model, or an estimated
@@ -225,48 +267,6 @@ check_force_bc <- function(models, reps, estimate, force, call = rlang::caller_e
     )
   }
   invisible()
-}
-
-# The estimate of a screening's records, whose characters screening_records() counted.
-# Its arguments ride along (attribute "args"), so that screen_plan() can price the same call
-# without the caches or at batch prices.
-estimate_records <- function(rec, prompts, models, settings, reps, n_top_p, decision_description,
-                             cache = engine_cache(), batch = !is.null(batch_request())) {
-  out <- estimate_from_chars(rec$chars, nrow(rec$data), prompts, models, settings, reps, n_top_p, decision_description,
-    cache = cache, batch = batch)
-  attr(out, "args") <- list(prompts = prompts, models = models, settings = settings, reps = reps, n_top_p = n_top_p,
-    decision_description = decision_description)
-  out
-}
-
-# Pre-run price estimate (screen.Estimate in the Go core) of n_records records of record_chars
-# characters in all: input tokens ~ characters / 4 of the prompt and the record, plus about 150
-# tokens of tool schema and framing per request; output tokens from the effort that sizes each
-# model's reasoning. Returns a data frame per model: requests, input and output tokens and the
-# price (NA when unknown).
-estimate_from_chars <- function(record_chars, n_records, prompts, models, settings, reps, n_top_p, decision_description,
-                                cache = engine_cache(), batch = !is.null(batch_request())) {
-  estimate_models <- lapply(seq_len(nrow(models)), function(i) {
-    list(name = models$model[i], reps = reps[i], price_in = models$price_in[i], price_out = models$price_out[i],
-      price_cached_in = models$price_cached_in[i] %||% NA_real_, price_cache_write = models$price_cache_write[i] %||% NA_real_,
-      cache_min_tokens = models$min_cache_tokens[i] %||% NA_integer_, settings = settings[[i]],
-      price_batch_in = models$price_batch_in[i] %||% NA_real_, price_batch_cached_in = models$price_batch_cached_in[i] %||% NA_real_,
-      price_batch_out = models$price_batch_out[i] %||% NA_real_)
-  })
-  request <- list(op = "estimate", estimate = list(prompts = I(prompts), records = n_records, record_chars = record_chars,
-    top_p_values = n_top_p, decision_description = decision_description, models = estimate_models,
-    cache = cache, batch = batch))
-  rows <- go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE)$meta$estimate
-  data.frame(
-    model = models$model,
-    requests = vapply(rows, function(r) r$requests, numeric(1)),
-    input_tokens = vapply(rows, function(r) r$input_tokens, numeric(1)),
-    output_tokens = vapply(rows, function(r) r$output_tokens, numeric(1)),
-    price = vapply(rows, function(r) r$price %||% NA_real_, numeric(1)),
-    cached_tokens = vapply(rows, function(r) r$cached_tokens %||% 0, numeric(1)),
-    cache_write_tokens = vapply(rows, function(r) r$cache_write_tokens %||% 0, numeric(1)),
-    stringsAsFactors = FALSE
-  )
 }
 
 # Flex processing (provider A, `service_tier = "flex"` through `...`): the models are priced at
@@ -331,15 +331,4 @@ format_dollars <- function(x) {
 
 format_tokens <- function(x) {
   format(round(x), big.mark = ",", scientific = FALSE, trim = TRUE)
-}
-
-# Whether titles or abstracts are blank (missing, nothing but white space, or the text "NA"), as
-# the Go core decides when it builds the questions, and their length as the estimate counts it (a
-# blank field is sent as "No information"). `columns` is a named list of character vectors; the
-# result has the columns <name>_blank and <name>_chars.
-# `columns` may also be an Arrow IPC stream already made, with the names of the columns to read.
-field_table <- function(columns, names = NULL, call = rlang::caller_env()) {
-  ipc <- if (is.raw(columns)) columns else df_to_ipc(as.data.frame(columns, stringsAsFactors = FALSE, optional = TRUE), call = call)
-  request <- list(op = "fields", columns = I(names %||% character()))
-  go_call(C_preflight, as.character(to_json(request)), ipc, call = call)$table
 }

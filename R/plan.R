@@ -71,27 +71,14 @@ plan_api_key <- function(api_key, env_var, messages = TRUE, call) {
   check_api_key(api_key, env_var, messages = messages, call = call)
 }
 
-# What the answer store holds of the run this call would continue: the answers per model (a
-# named list) and the run's id, or NULL when there is no store, no such run, or a completed run
-# that the call would screen anew.
-store_holding <- function(rec, options, call) {
-  settings <- store_settings(call)
-  if (isTRUE(settings$temporary) || !file.exists(settings$path)) return(NULL)
-  options$batch <- batch_request()
-  request <- list(op = "holding", store = settings$path, options = options)
-  h <- go_call(C_preflight, as.character(to_json(request)), rec$ipc$raw, simplify = FALSE, call = call)$meta$holding
-  if (!nzchar(h$run_id %||% "") || (identical(h$status, "completed") && !isTRUE(settings$reuse))) return(NULL)
-  list(run_id = h$run_id, answered = h$answered %||% list())
-}
-
-# The plan of a call: the estimate of each model (cached as the run would be, without cache, at
-# batch prices), less what the store holds, and the time at the rate limits.
+# The plan of a call: the estimate of each model (`estimate`: cached as the run would be, without
+# cache, at batch prices), less what the store holds (`holding`: the answers per model and the
+# run's id, or NULL), and the time at the rate limits; both from screening_preflight().
 screening_plan <- function(rec, options, arg_list, estimate, holding) {
-  est <- function(cache, batch) do.call(estimate_records, c(list(rec), attr(estimate, "args"), list(cache = cache, batch = batch)))
   batch <- !is.null(batch_request())
-  sync <- est(engine_cache(), FALSE)
-  no_cache <- est(FALSE, FALSE)
-  in_batch <- est(engine_cache(), TRUE)
+  sync <- estimate$sync
+  no_cache <- estimate$no_cache
+  in_batch <- estimate$batch
   stored <- vapply(sync$model, function(m) as.numeric(holding$answered[[m]] %||% 0), numeric(1))
   left <- ifelse(sync$requests > 0, pmax(sync$requests - stored, 0) / sync$requests, 0)
   rpm <- as.numeric(arg_list$rpm)

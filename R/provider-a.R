@@ -383,18 +383,21 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
 
   # The models: known names, their rules, the safety limits
   models <- flex_prices(lookup_models(model, "a", custom_model, call = call), dots, call = call)
-  settings <- model_settings(models, "a", reasoning_effort, verbosity, top_p, given, call = call)
+  run_options <- function(settings) {
+    screening_options("a", api_url, prompt, model_options("a", models, settings, reps, rpm), grid, top_p, role,
+      tool_spec, builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
+      dots, seed_par, max_tries, max_seconds)
+  }
+  pre <- screening_preflight(rec, "a", models, policy_args(reasoning_effort, verbosity, top_p, given), run_options,
+    reps, length(top_p), decision_description, call = call)
   check_force_a(models, reps, force, call = call)
 
   # Only now the key, so that a bad argument is reported before a missing key.
   api_key <- plan_api_key(api_key, provider_env_var("a"), messages = messages, call = call)
 
-  estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
-  options <- screening_options("a", api_url, prompt, model_options("a", models, settings, reps, rpm), grid, top_p, role,
-    tool_spec, builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
-    dots, seed_par, max_tries, max_seconds)
+  options <- pre$options
   arg_list <- screening_arg_list("a", "tabscreen_a.tools", rec, call, options)
-  launch_screening(rec, options, arg_list, api_key, estimate, call = call)
+  launch_screening(rec, options, arg_list, api_key, pre, call = call)
 }
 
 # Provider A's R parts (see R/providers.R).

@@ -235,23 +235,28 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   dots <- check_dots("b", rlang::list2(...), call = call)
 
   models <- lookup_models(model, "b", custom_model, call = call)
-  settings <- model_settings(models, "b", reasoning_effort, given = list(reasoning_effort = given_effort),
-    builtin = is.null(tools), call = call)
+  builtin <- list(overinclusive = overinclusive, decision_description = decision_description,
+    confidence = confidence && is.null(tools))
+  run_options <- function(settings) {
+    screening_options("b", api_url, prompt, model_options("b", models, settings, reps, rpm),
+      grid, top_p = numeric(), role, tool_spec, builtin, dots, seed_par, max_tries, max_seconds,
+      extra = list(max_tokens = max_tokens))
+  }
+  pre <- screening_preflight(rec, "b", models,
+    policy_args(reasoning_effort, given = list(reasoning_effort = given_effort), builtin = is.null(tools)), run_options,
+    reps, 1, decision_description, call = call)
+  settings <- pre$settings
   check_sampling_b(model, custom_model, dots, call = call)
-  estimate <- estimate_records(rec, prompt, models, settings, reps, 1, decision_description)
-  check_force_bc(models, reps, estimate, force, call = call)
+  check_force_bc(models, reps, pre$run_estimate, force, call = call)
 
   api_key <- plan_api_key(api_key, provider_env_var("b"), messages = messages, call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
   inform_auto_tool(settings, models, builtin = is.null(tools), messages)
-  confidence <- confidence && is.null(tools)
-  options <- screening_options("b", api_url, prompt, model_options("b", models, settings, reps, rpm),
-    grid, top_p = numeric(), role, tool_spec,
-    builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = confidence),
-    dots, seed_par, max_tries, max_seconds, extra = list(max_tokens = max_tokens))
+  confidence <- builtin$confidence
+  options <- pre$options
   arg_list <- screening_arg_list("b", "tabscreen_b", rec, call, options)
-  launch_screening(rec, options, arg_list, api_key, estimate, call = call)
+  launch_screening(rec, options, arg_list, api_key, pre, call = call)
 }
 
 # Provider B's R parts (see R/providers.R).

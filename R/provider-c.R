@@ -202,20 +202,23 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
   dots <- check_dots("c", rlang::list2(...), call = call)
 
   models <- lookup_models(model, "c", custom_model, call = call)
-  settings <- model_settings(models, "c", reasoning_effort, top_p = top_p, given = given, call = call)
-  estimate <- estimate_records(rec, prompt, models, settings, reps, length(top_p), decision_description)
-  check_force_bc(models, reps, estimate, force, call = call)
+  builtin <- list(overinclusive = overinclusive, decision_description = decision_description,
+    confidence = confidence && is.null(tools))
+  run_options <- function(settings) {
+    screening_options("c", api_url, prompt, model_options("c", models, settings, reps, rpm),
+      grid, top_p, role, tool_spec, builtin, dots, seed_par, max_tries, max_seconds)
+  }
+  pre <- screening_preflight(rec, "c", models, policy_args(reasoning_effort, top_p = top_p, given = given), run_options,
+    reps, length(top_p), decision_description, call = call)
+  check_force_bc(models, reps, pre$run_estimate, force, call = call)
 
   api_key <- plan_api_key(api_key, provider_env_var("c"), messages = messages, call = call)
 
   inform_confidence_ignored(confidence, tools, messages)
-  confidence <- confidence && is.null(tools)
-  options <- screening_options("c", api_url, prompt, model_options("c", models, settings, reps, rpm),
-    grid, top_p, role, tool_spec,
-    builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = confidence),
-    dots, seed_par, max_tries, max_seconds)
+  confidence <- builtin$confidence
+  options <- pre$options
   arg_list <- screening_arg_list("c", "tabscreen_c", rec, call, options)
-  launch_screening(rec, options, arg_list, api_key, estimate, call = call)
+  launch_screening(rec, options, arg_list, api_key, pre, call = call)
 }
 
 # Provider C's R parts (see R/providers.R).

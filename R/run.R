@@ -74,7 +74,7 @@ run_engine <- function(records, options, api_key, callbacks = list(), progress =
   meta <- out$meta
   if (!is.null(bar)) end_progress(bar, meta, last)
   meta$price_data <- tibble::as_tibble(price_rows(meta$price_data))
-  list(answers = out$table, aggregated = out$table2, questions = out$table3, meta = meta)
+  list(answers = out$table, aggregated = out$table2, reworded = out$table3, meta = meta)
 }
 
 # Says that a run resumes, takes a completed run's answers, or that an identical completed run exists.

@@ -7,10 +7,12 @@
 #   (provider)               top_p, role, api_url, tools, reasoning, ...
 #   check_run_args()         retries, seed, callbacks, cut-offs
 #   check_dots()             `...`
-#   (provider)               models, their settings, the safety limits (force)
+#   (provider)               models (names, prices, rules)
+#   screening_preflight()    the one call into Go before a run: blank records, the models'
+#                            settings, the estimate, the store's holding; the run options
+#   (provider)               the safety limits (force)
 #   check_api_key()          the key, after every other argument
 #   (provider)               the provider's own messages
-#   screening_options()      the run options (ARCHITECTURE.md)
 #   screening_arg_list()     the arguments kept in the result, for screen_errors()
 #   launch_screening()       the shared messages, the run and the llm object
 
@@ -28,18 +30,9 @@ screening_records <- function(data, studyid, title, abstract, call) {
   check_studyid(ids, studyid_col %||% "studyid", call = call)
   titles <- text_column(data[[title_col]], title_col, "title", ids, call = call)
   abstracts <- text_column(data[[abstract_col]], abstract_col, "abstract", ids, call = call)
-  # The records as the engine reads them, encoded once: for the blank fields here and for the run.
+  # The records as the engine reads them, encoded once: for the plan (screening_preflight()) and
+  # for the run.
   ipc <- engine_records_ipc(ids, titles, abstracts, call = call)
-  fields <- field_table(ipc$raw, c("title", "abstract"), call = call)
-  blank <- list(title = fields$title_blank, abstract = fields$abstract_blank)
-  if (all(blank$title & blank$abstract)) {
-    abort_arg(
-      c("Every record of {.arg data} has a blank title and a blank abstract: there is nothing to screen.",
-        "i" = "Columns {.field {title_col}} ({.arg title}) and {.field {abstract_col}} ({.arg abstract}) are missing, empty or {.val NA} in all {nrow(data)} record{?s}.",
-        "i" = "Check that {.arg title} and {.arg abstract} name the columns with the text; the columns are {.val {names(data)}}."),
-      class = c("tabscreen_error_data_blank", "tabscreen_error_data"), arg = "data", call = call
-    )
-  }
   list(
     data = data,
     studyid_col = studyid_col,
@@ -48,9 +41,55 @@ screening_records <- function(data, studyid, title, abstract, call) {
     ids = ids,
     titles = titles,
     abstracts = abstracts,
-    blank = blank,
-    chars = sum(as.numeric(fields$title_chars), as.numeric(fields$abstract_chars)),
     ipc = ipc
+  )
+}
+
+# The one call into the Go core before a run (TsPlan, plan_core()): the records table, sent once,
+# with the call's models and run options. It refuses records that are all blank, decides each
+# model's request settings from the provider's policy (or raises the argument error of a model),
+# estimates the price (as the run goes, without the prompt caches, at batch prices) and reads what
+# the answer store holds of the call. `run_options(settings)` makes the run options (models without
+# settings for NULL: the core fills them in to find the call's run in the store). Returns
+# list(settings, options, fields, estimate (sync, no_cache, batch), run_estimate (the one the run
+# goes by), holding).
+screening_preflight <- function(rec, provider, models, policy, run_options, reps, n_top_p, decision_description,
+                                call) {
+  store <- store_settings(call)
+  holding <- NULL
+  if (!isTRUE(store$temporary) && file.exists(store$path)) {
+    options <- run_options(NULL)
+    options$batch <- batch_request()
+    holding <- list(store = store$path, options = options)
+  }
+  request <- list(
+    settings = list(provider = provider, models = policy_models(models), args = policy),
+    estimate = estimate_request(run_options(NULL)$prompts, models, reps, n_top_p, decision_description),
+    holding = holding
+  )
+  out <- plan_core(request, rec$ipc$raw, call = call)
+  fields <- out$fields
+  if (fields$both_blank == fields$records) abort_blank_records(rec, call)
+  if (!is.null(out$settings_error)) abort_go_error(out$settings_error, call)
+  estimate <- lapply(out$estimate, estimate_rows, models = models)
+  h <- out$holding
+  if (!nzchar(h$run_id %||% "") || (identical(h$status, "completed") && !isTRUE(store$reuse))) h <- NULL
+  list(
+    settings = out$settings, options = run_options(out$settings), fields = fields, estimate = estimate,
+    run_estimate = estimate[[if (is.null(batch_request())) "sync" else "batch"]],
+    holding = if (!is.null(h)) list(run_id = h$run_id, answered = h$answered %||% list())
+  )
+}
+
+abort_blank_records <- function(rec, call) {
+  data <- rec$data
+  title_col <- rec$title_col
+  abstract_col <- rec$abstract_col
+  abort_arg(
+    c("Every record of {.arg data} has a blank title and a blank abstract: there is nothing to screen.",
+      "i" = "Columns {.field {title_col}} ({.arg title}) and {.field {abstract_col}} ({.arg abstract}) are missing, empty or {.val NA} in all {nrow(data)} record{?s}.",
+      "i" = "Check that {.arg title} and {.arg abstract} name the columns with the text; the columns are {.val {names(data)}}."),
+    class = c("tabscreen_error_data_blank", "tabscreen_error_data"), arg = "data", call = call
   )
 }
 
@@ -131,21 +170,21 @@ check_api_key <- function(api_key, env_var, messages = TRUE, call = rlang::calle
 }
 
 # The "models" entries of the run options: name, reps and rpm, then the fields the registry names
-# for the provider (model_fields): the request settings its policy decided (model_settings()) and
-# the prices. Each model's minimum cacheable prefix (rules column min_cache_tokens) rides along as
+# for the provider (model_fields): the request settings its policy decided (screening_preflight()) and
+# the prices (without settings for `settings` NULL). Each model's minimum cacheable prefix (rules column min_cache_tokens) rides along as
 # the attribute "cache_min_tokens", which screening_options() sends as the run option of that name.
 model_options <- function(provider, models, settings, reps, rpm) {
   fields <- unlist(provider_info(provider)$model_fields)
   out <- lapply(seq_len(nrow(models)), function(i) {
     prices <- list(price_in = models$price_in[i], price_cached_in = models$price_cached_in[i],
       price_cache_write = models$price_cache_write[i], price_out = models$price_out[i])
-    values <- c(settings[[i]], prices)
+    values <- c(if (!is.null(settings)) settings[[i]], prices)
     batch <- if (!is.null(batch_request())) {
       # A batch screening's lines have prices of their own (model_prizes' batch columns).
       list(price_batch_in = models$price_batch_in[i], price_batch_cached_in = models$price_batch_cached_in[i],
         price_batch_out = models$price_batch_out[i])
     }
-    c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[fields], batch)
+    c(list(name = models$model[i], reps = as.integer(reps[i]), rpm = rpm[i]), values[intersect(fields, names(values))], batch)
   })
   attr(out, "cache_min_tokens") <- models$min_cache_tokens %||% rep(NA_integer_, nrow(models))
   out
@@ -200,18 +239,18 @@ screening_arg_list <- function(provider, function_name, rec, env, run_options) {
 }
 
 # The messages every provider shows (the user's columns, blank fields, ignored cut-offs, the price
-# estimate), then the run.
-launch_screening <- function(rec, options, arg_list, api_key, estimate, call) {
+# estimate), then the run. `pre` is screening_preflight()'s.
+launch_screening <- function(rec, options, arg_list, api_key, pre, call) {
   messages <- arg_list$messages
   user <- user_columns(rec$data, c(rec$studyid_col, rec$title_col, rec$abstract_col),
     studyid_generated = is.null(rec$studyid_col), messages = messages)
-  inform_blank_fields(rec$blank, messages)
+  inform_blank_fields(pre$fields, messages)
   if (all(arg_list$reps == 1) && (!is.null(arg_list$incl_cutoff_upper) || !is.null(arg_list$incl_cutoff_lower))) {
     tabscreen_inform(c("i" = "The inclusion cut-offs apply only when {.arg reps} is above 1; they are ignored."), messages = messages)
   }
   # The plan of what remains to be sent (the store may hold answers of this call): what
   # screen_plan() returns, what the estimate says and what the spending cap is checked against.
-  plan <- screening_plan(rec, options, arg_list, estimate, store_holding(rec, options, call))
+  plan <- screening_plan(rec, options, arg_list, pre$estimate, pre$holding)
   if (plan_requested()) {
     return(plan)
   }
@@ -238,16 +277,14 @@ user_columns <- function(data, mapped, studyid_generated, messages) {
   tibble::as_tibble(as.list(data)[setdiff(other, clash)], .rows = nrow(data))
 }
 
-# `blank`: which titles and which abstracts are blank (screening_records()).
-inform_blank_fields <- function(blank, messages) {
-  title_blank <- blank$title
-  abstract_blank <- blank$abstract
-  blank_title <- sum(title_blank)
-  blank_abstract <- sum(abstract_blank)
+# `fields`: the counts of blank titles and abstracts (screening_preflight()).
+inform_blank_fields <- function(fields, messages) {
+  blank_title <- fields$title_blank
+  blank_abstract <- fields$abstract_blank
   if (blank_title + blank_abstract == 0) {
     return(invisible())
   }
-  records <- sum(title_blank | abstract_blank)
+  records <- fields$either_blank
   tabscreen_inform(
     c("i" = "{records} record{?s} {?has/have} a missing or blank title or abstract ({blank_title} title{?s}, {blank_abstract} abstract{?s}); the model is told \"No information\" for {cli::qty(records)}{?it/them}.",
       " " = "Consider removing such records before screening, e.g. {.code data[!is.na(data$abstract), ]}."),
@@ -291,7 +328,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   if (!is.null(meta$batch) && (meta$batch$pending %||% 0) > 0) {
     return(batch_pending(meta, options, arg_list$messages, call))
   }
-  rows <- result_rows(res$answers, res$questions, records, layout, merge_into$rows)
+  rows <- result_rows(res$answers, run_questions(records, meta$question, res$reworded), records, layout, merge_into$rows)
   price <- price_data_rows(meta$price_data)
   spent <- price_data_rows(meta$price_data, spent = TRUE)
   # price_data is the whole run's; what this call sent and spent is said apart, as a resumed run's

@@ -61,8 +61,8 @@ static SEXP wrap_out(void *data) {
   Rf_setAttrib(out, R_NamesSymbol, names);
   SET_VECTOR_ELT(out, 1, Rf_ScalarString(Rf_mkCharCE(o->json ? o->json : "{}", CE_UTF8)));
   SET_VECTOR_ELT(out, 3, Rf_ScalarInteger(o->status));
-  /* The last table first: a run's questions are its largest, and its buffer is freed before the
-   * others become R vectors. */
+  /* The last table first: each buffer is freed (unless a lazy column keeps it) before the next
+   * table becomes R vectors. */
   int lazy = lazy_text();
   for (int i = 2; i >= 0; i--) {
     if (!o->buf[i]) continue;
@@ -220,14 +220,14 @@ SEXP C_providers(void) {
   return finish(&o);
 }
 
-/* request: JSON; table: an IPC stream (raw) or NULL. */
-SEXP C_preflight(SEXP request, SEXP table) {
+/* What R needs before a run, in one call: request is JSON; records an IPC stream (raw) or NULL. */
+SEXP C_plan(SEXP request, SEXP records) {
   const char *r = string_arg(request, "request");
-  if (table != R_NilValue) raw_arg(table, "table");
+  if (records != R_NilValue) raw_arg(records, "records");
   go_out o = {0};
   ts_enter_go();
-  o.status = TsPreflight((char *)r, table == R_NilValue ? NULL : RAW(table),
-                         table == R_NilValue ? 0 : (size_t)XLENGTH(table), &o.buf[0], &o.len[0], &o.json);
+  o.status = TsPlan((char *)r, records == R_NilValue ? NULL : RAW(records),
+                    records == R_NilValue ? 0 : (size_t)XLENGTH(records), &o.json);
   ts_leave_go();
   return finish(&o);
 }

@@ -15,7 +15,7 @@ SEXP C_review(SEXP request);
 SEXP C_refs(SEXP request, SEXP table);
 SEXP C_ipc_roundtrip_go(SEXP raw);
 SEXP C_providers(void);
-SEXP C_preflight(SEXP request, SEXP table);
+SEXP C_plan(SEXP request, SEXP records);
 SEXP C_probe(SEXP request, SEXP api_key);
 SEXP C_batch(SEXP request, SEXP api_key);
 #endif

@@ -21,7 +21,7 @@ static const R_CallMethodDef call_methods[] = {
   {"C_review", (DL_FUNC)&C_review, 1},
   {"C_refs", (DL_FUNC)&C_refs, 2},
   {"C_providers", (DL_FUNC)&C_providers, 0},
-  {"C_preflight", (DL_FUNC)&C_preflight, 2},
+  {"C_plan", (DL_FUNC)&C_plan, 2},
   {"C_probe", (DL_FUNC)&C_probe, 2},
   {"C_batch", (DL_FUNC)&C_batch, 2},
   /* Arrow IPC codec (ipc_r.c) */

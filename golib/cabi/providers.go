@@ -17,6 +17,7 @@ import (
 	"github.com/tabscreen/tabscreen/golib/engine"
 	"github.com/tabscreen/tabscreen/golib/provider"
 	"github.com/tabscreen/tabscreen/golib/screen"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 // TsProviders describes every provider of the registry: R reads it once and looks providers up
@@ -28,112 +29,214 @@ func TsProviders(doc **C.char) (status C.int) {
 	return succeed(doc, map[string]any{"providers": provider.All()})
 }
 
-type preflightRequest struct {
-	Op       string                 `json:"op"` // fields, settings, estimate, cutoffs, holding
+// planRequest is everything R asks before a run, in one document; each part is optional. What a
+// part needs of the records (their number, blank fields and characters, the fingerprint of
+// "holding") it reads from the records table sent with the document, once.
+type planRequest struct {
+	// Settings: each model's request fields, from the provider's policy.
+	Settings *settingsRequest `json:"settings"`
+	// Estimate: the price estimate; its records and characters are the table's when one is sent,
+	// and its models' settings those that Settings decides when it is asked.
+	Estimate *screen.EstimateInput `json:"estimate"`
+	// Cutoffs: the effective inclusion cut-offs of spec section 3.
+	Cutoffs *cutoffsRequest `json:"cutoffs"`
+	// Holding: what the answer store holds of the run that these options (with the settings
+	// decided here) and the records would continue.
+	Holding *holdingRequest `json:"holding"`
+}
+
+type settingsRequest struct {
 	Provider string                 `json:"provider"`
 	Models   []provider.PolicyModel `json:"models"`
 	Args     provider.PolicyArgs    `json:"args"`
-	Estimate screen.EstimateInput   `json:"estimate"`
-	Upper    *float64               `json:"incl_cutoff_upper"`
-	Lower    *float64               `json:"incl_cutoff_lower"`
-	// Columns are the text columns of the table that "fields" reads (all of them when empty).
-	Columns []string `json:"columns"`
-	// Options and Store are the run options and the store file of "holding".
-	Options json.RawMessage `json:"options"`
-	Store   string          `json:"store"`
 }
 
-// TsPreflight answers what R asks before a run, with the rules that the run itself applies:
-// "fields" (a table of text columns in (in, inLen); for each column X, X_blank and X_chars in
-// *out), "settings" (each model's request fields, or the argument error of a model), "estimate"
-// (the pre-run price estimate) and "cutoffs" (the effective inclusion cut-offs of spec section 3).
+type cutoffsRequest struct {
+	Upper *float64 `json:"incl_cutoff_upper"`
+	Lower *float64 `json:"incl_cutoff_lower"`
+}
+
+type holdingRequest struct {
+	Store   string          `json:"store"`
+	Options json.RawMessage `json:"options"`
+}
+
+// fieldCounts are the blank titles and abstracts of the records (the question's rule) and their
+// characters as the price estimate counts them.
+type fieldCounts struct {
+	Records       int     `json:"records"`
+	TitleBlank    int     `json:"title_blank"`
+	AbstractBlank int     `json:"abstract_blank"`
+	EitherBlank   int     `json:"either_blank"`
+	BothBlank     int     `json:"both_blank"`
+	Chars         float64 `json:"chars"`
+}
+
+// planAnswer is what TsPlan returns. A model that cannot take the user's arguments is not an error
+// of the call: R raises SettingsError after its own check of the records, and nothing that needs
+// the settings (estimate, holding) is computed.
+type planAnswer struct {
+	Fields        *fieldCounts                    `json:"fields,omitempty"`
+	Settings      []json.RawMessage               `json:"settings,omitempty"`
+	SettingsError *provider.ArgError              `json:"settings_error,omitempty"`
+	Estimate      map[string][]screen.EstimateRow `json:"estimate,omitempty"`
+	Cutoffs       *screen.Cutoffs                 `json:"cutoffs,omitempty"`
+	Holding       *store.Holding                  `json:"holding,omitempty"`
+}
+
+// TsPlan answers, in one call, what R needs before a run, with the rules the run itself applies:
+// the blank fields of the records table (in, inLen; read in place, during this call), each model's
+// request settings, the price estimate (as the run goes, without the prompt caches, and at batch
+// prices), the effective cut-offs, and what the answer store already holds of the call.
 //
-//export TsPreflight
-func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen *C.size_t, doc **C.char) (status C.int) {
+//export TsPlan
+func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
-	*out, *outLen = nil, 0
-	var req preflightRequest
-	if err := decodeStrict("preflight request", []byte(C.GoString(request)), &req); err != nil {
+	var req planRequest
+	if err := decodeStrict("plan request", []byte(C.GoString(request)), &req); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
 	}
-	switch req.Op {
-	case "fields":
-		var t *arrowio.Table
-		var err error
-		// Read in place: the text is only measured, during this call.
-		if t, err = arrowio.View(cView(in, inLen)); err != nil {
-			return fail(doc, "tabscreen_error_ipc", err)
-		}
-		if err := cTable(fieldTable(t, req.Columns), out, outLen); err != nil {
-			return fail(doc, "tabscreen_error_ipc", err)
-		}
-		return succeed(doc, struct{}{})
-	case "settings":
-		d, ok := provider.Lookup(req.Provider)
-		if !ok {
-			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", req.Provider))
-		}
-		settings, err := d.Settings(req.Models, req.Args)
-		var ae *provider.ArgError
-		if errors.As(err, &ae) {
-			*doc = cJSON(map[string]any{"error": ae})
-			return statusError
-		}
-		if err != nil {
-			return fail(doc, "tabscreen_error_internal", err)
-		}
-		out := make([]json.RawMessage, len(settings))
-		for i, s := range settings {
-			if out[i], err = d.SettingsJSON(s); err != nil {
-				return fail(doc, "tabscreen_error_internal", err)
-			}
-		}
-		return succeed(doc, map[string]any{"settings": out})
-	case "estimate":
-		return succeed(doc, map[string]any{"estimate": screen.Estimate(req.Estimate)})
-	case "holding":
-		// What the store holds of the run this call would continue (the records table in `in`).
+	var ans planAnswer
+	var recs *engine.Records
+	if inLen > 0 {
 		t, err := arrowio.View(cView(in, inLen))
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		recs, err := recordsOf(t)
+		r, err := recordsOf(t)
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
-		opts, err := runOptions(req.Options)
+		recs = &r
+		ans.Fields = countFields(r)
+	}
+	if req.Cutoffs != nil {
+		c := screen.EffectiveCutoffs(req.Cutoffs.Upper, req.Cutoffs.Lower)
+		ans.Cutoffs = &c
+	}
+	var d provider.Descriptor
+	var settings []provider.ModelSettings
+	if s := req.Settings; s != nil {
+		var ok bool
+		if d, ok = provider.Lookup(s.Provider); !ok {
+			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", s.Provider))
+		}
+		var err error
+		settings, err = d.Settings(s.Models, s.Args)
+		if ae := (*provider.ArgError)(nil); errors.As(err, &ae) {
+			ans.SettingsError = ae
+			return succeed(doc, ans)
+		}
 		if err != nil {
 			return fail(doc, "tabscreen_error_internal", err)
 		}
-		h, err := engine.Holding(req.Store, opts, recs)
+		ans.Settings = make([]json.RawMessage, len(settings))
+		for i, m := range settings {
+			if ans.Settings[i], err = d.SettingsJSON(m); err != nil {
+				return fail(doc, "tabscreen_error_internal", err)
+			}
+		}
+	}
+	if in := req.Estimate; in != nil {
+		if recs != nil {
+			in.Records, in.RecordChars = ans.Fields.Records, ans.Fields.Chars
+		}
+		if ans.Settings != nil {
+			if len(in.Models) != len(ans.Settings) {
+				return fail(doc, "tabscreen_error_internal", fmt.Errorf("the estimate has %d models, the settings %d", len(in.Models), len(ans.Settings)))
+			}
+			for i := range in.Models {
+				if err := json.Unmarshal(ans.Settings[i], &in.Models[i].Settings); err != nil {
+					return fail(doc, "tabscreen_error_internal", err)
+				}
+			}
+		}
+		ans.Estimate = estimates(*in)
+	}
+	if h := req.Holding; h != nil {
+		if recs == nil {
+			return fail(doc, "tabscreen_error_internal", fmt.Errorf("the holding of a store needs the records table"))
+		}
+		opts, err := runOptions(h.Options)
+		if err != nil {
+			return fail(doc, "tabscreen_error_internal", err)
+		}
+		if settings != nil {
+			if err := withSettings(d, opts, ans.Settings); err != nil {
+				return fail(doc, "tabscreen_error_internal", err)
+			}
+		}
+		held, err := engine.Holding(h.Store, opts, *recs)
 		if err != nil {
 			return storeErr(doc, err)
 		}
-		return succeed(doc, map[string]any{"holding": h})
-	case "cutoffs":
-		c := screen.EffectiveCutoffs(req.Upper, req.Lower)
-		return succeed(doc, map[string]float64{"upper": c.Upper, "lower": c.Lower})
+		ans.Holding = &held
 	}
-	return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown preflight operation %q", req.Op))
+	return succeed(doc, ans)
 }
 
-// fieldTable gives, for every text column of t (of those named, when names are given), whether
-// each value is blank (the question's rule) and its length as the price estimate counts it.
-func fieldTable(t *arrowio.Table, names []string) *arrowio.Table {
-	out := arrowio.NewTable(t.NumRows)
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		if c.Kind != arrowio.KindUtf8 || (len(names) > 0 && !slices.Contains(names, c.Name)) {
-			continue
-		}
-		blank, chars := make([]bool, t.NumRows), make([]int32, t.NumRows)
-		for i := range chars {
-			n, b := screen.FieldChars(c.Str[i], !c.IsNull(i))
-			chars[i], blank[i] = int32(n), b
-		}
-		out.AddBool(c.Name+"_blank", blank, nil).AddI32(c.Name+"_chars", chars, nil)
+// countFields counts the blank titles and abstracts and the characters the estimate counts.
+func countFields(r engine.Records) *fieldCounts {
+	f := &fieldCounts{Records: len(r.Titles)}
+	for i := range r.Titles {
+		tn, tb := screen.FieldChars(r.Titles[i], r.TitleValid == nil || r.TitleValid[i])
+		an, ab := screen.FieldChars(r.Abstracts[i], r.AbstractValid == nil || r.AbstractValid[i])
+		f.Chars += float64(tn + an)
+		f.TitleBlank += b2i(tb)
+		f.AbstractBlank += b2i(ab)
+		f.EitherBlank += b2i(tb || ab)
+		f.BothBlank += b2i(tb && ab)
+	}
+	return f
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// estimates are the estimate of a call as its run goes (Cache as asked), without the prompt
+// caches, and through the batch APIs: the three prices screen_plan() shows.
+func estimates(in screen.EstimateInput) map[string][]screen.EstimateRow {
+	out := map[string][]screen.EstimateRow{}
+	for _, v := range []struct {
+		name         string
+		cache, batch bool
+	}{{"sync", in.Cache, false}, {"no_cache", false, false}, {"batch", in.Cache, true}} {
+		e := in
+		e.Cache, e.Batch = v.cache, v.batch
+		out[v.name] = screen.Estimate(e)
 	}
 	return out
+}
+
+// withSettings puts each model's settings into the run options as R puts them before a run: the
+// fields of the provider's model_fields, from the settings document R is sent.
+func withSettings(d provider.Descriptor, opts *engine.Options, settings []json.RawMessage) error {
+	if len(opts.Models) != len(settings) {
+		return fmt.Errorf("the run options have %d models, the settings %d", len(opts.Models), len(settings))
+	}
+	for i, s := range settings {
+		var byName map[string]json.RawMessage
+		if err := json.Unmarshal(s, &byName); err != nil {
+			return err
+		}
+		for k := range byName {
+			if !slices.Contains(d.ModelFields, k) {
+				delete(byName, k)
+			}
+		}
+		b, err := json.Marshal(byName)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &opts.Models[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type probeRequest struct {

@@ -159,16 +159,18 @@ func TsRunCancel(handle C.int64_t) {
 
 // TsRunResult waits for the run to end, hands over its tables and forgets the handle: the rows
 // (this call's jobs, with the rows of an earlier result merged in when merge holds them), their
-// aggregation when the options ask for it, and the questions.
+// aggregation when the options ask for it, and the fields the questions hold otherwise than R sent
+// them (engine.Run.Reworded): R puts the questions together from its own text, the frame in the
+// metadata and these, so that no text R sent comes back.
 //
 //export TsRunResult
 func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows *unsafe.Pointer, rowsLen *C.size_t,
-	aggregated *unsafe.Pointer, aggregatedLen *C.size_t, questions *unsafe.Pointer, questionsLen *C.size_t,
+	aggregated *unsafe.Pointer, aggregatedLen *C.size_t, reworded *unsafe.Pointer, rewordedLen *C.size_t,
 	doc **C.char) (status C.int) {
 	defer recovered(&status, doc)
 	defer stopProfile()
-	outs := []*unsafe.Pointer{rows, aggregated, questions}
-	lens := []*C.size_t{rowsLen, aggregatedLen, questionsLen}
+	outs := []*unsafe.Pointer{rows, aggregated, reworded}
+	lens := []*C.size_t{rowsLen, aggregatedLen, rewordedLen}
 	for i := range outs {
 		*outs[i], *lens[i] = nil, 0
 	}
@@ -189,18 +191,18 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 		}
 	}
 	// One table at a time into C memory, each dropped from Go's as soon as it is there: with a
-	// million rows the tables would otherwise sit in both. The questions first: they are the
-	// largest thing the run holds, and the rows are built from the store without them.
+	// million rows the tables would otherwise sit in both. The reworded fields go first, then the
+	// questions they are slices of: the largest thing the run holds, and the rows are built from
+	// the store without them.
 	freeOuts := func(upTo int) {
 		for k := 0; k < upTo; k++ {
 			C.free(*outs[k])
 			*outs[k], *lens[k] = nil, 0
 		}
 	}
-	if err := cTable(run.Questions(), outs[2], lens[2]); err != nil {
+	if err := cTable(run.Reworded(), outs[2], lens[2]); err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
-	memPhase("questions encoded")
 	run.ForgetQuestions()
 	debug.FreeOSMemory()
 	memPhase("questions dropped")

@@ -29,7 +29,7 @@ func decodeStrict(what string, doc []byte, v any) error {
 	return nil
 }
 
-// runOptions reads and checks the run options of TsRunStart and of the preflight's "holding"; R
+// runOptions reads and checks the run options of TsRunStart and of TsPlan's holding; R
 // checks every option first, so either failure is an internal error.
 func runOptions(doc []byte) (*engine.Options, error) {
 	o := engine.NewOptions()

@@ -267,13 +267,14 @@ func (r *Run) StoreInfo() *StoreInfo {
 	return r.storeInfo
 }
 
-// ForgetQuestions drops the questions once they are handed over: the largest thing a run holds.
-func (r *Run) ForgetQuestions() { r.questions = nil }
+// ForgetQuestions drops the questions, and the reworded fields that are slices of them, once they
+// are handed over: the largest thing a run holds.
+func (r *Run) ForgetQuestions() { r.questions, r.reworded = nil, reworded{} }
 
 // Forget drops what a finished run holds (its questions, jobs and results) once its result has
 // been handed over, so that the memory is returned before R builds its result.
 func (r *Run) Forget() {
-	r.questions, r.jobs, r.results, r.studyIDs = nil, nil, nil, nil
+	r.questions, r.jobs, r.results, r.studyIDs, r.reworded = nil, nil, nil, nil, reworded{}
 }
 
 // Release removes a temporary store, once the result tables have been read from it.

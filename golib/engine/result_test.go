@@ -91,3 +91,60 @@ func TestResultMergesTheRepairedRows(t *testing.T) {
 		t.Fatalf("prices %+v", prices)
 	}
 }
+
+// R puts each question of a result together from its own text, the frame and the reworded fields:
+// that must give every question the run sent, and only fields R does not have come back.
+func TestRewordedFieldsAndFrameGiveTheQuestions(t *testing.T) {
+	fk := newFake(t, ok("1"))
+	o := options(fk.srv.URL, func(o *Options) { o.Prompts = []string{"First  prompt?", "Second\nprompt?"} })
+	titles := []string{"Plain title", "  Spaced\ttitle ", "NA", "Title"}
+	abstracts := []string{"Plain abstract.", "Plain abstract.", "Line\n\nbreaks", ""}
+	valid := []bool{true, true, true, false}
+	r, err := Start(o, Records{Titles: titles, Abstracts: abstracts, AbstractValid: valid}, "sk-secret-test-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	w := r.Reworded()
+	record, _ := w.Col("record")
+	title, _ := w.Col("title")
+	abstract, _ := w.Col("abstract")
+	if got := record.I32; len(got) != 3 || got[0] != 2 || got[1] != 3 || got[2] != 4 {
+		t.Fatalf("reworded records %v, want 2, 3, 4", got)
+	}
+	want := []struct {
+		title, abstract *string
+	}{{ptr("Spaced title"), nil}, {ptr("No information"), ptr("Line breaks")}, {nil, ptr("No information")}}
+	for k, wk := range want {
+		for _, c := range []struct {
+			col  arrowio.Column
+			want *string
+		}{{*title, wk.title}, {*abstract, wk.abstract}} {
+			if (c.want == nil) != c.col.IsNull(k) || (c.want != nil && c.col.Str[k] != *c.want) {
+				t.Errorf("row %d, %s: %q (null %v), want %v", k, c.col.Name, c.col.Str[k], c.col.IsNull(k), c.want)
+			}
+		}
+	}
+	frame := r.Summarise().Question
+	for p := range o.Prompts {
+		for i := range titles {
+			tt, aa := titles[i], abstracts[i]
+			for k, rec := range record.I32 {
+				if int(rec) == i+1 {
+					if !title.IsNull(k) {
+						tt = title.Str[k]
+					}
+					if !abstract.IsNull(k) {
+						aa = abstract.Str[k]
+					}
+				}
+			}
+			got := frame.Heads[p] + tt + frame.Middle + aa + frame.Tail
+			if q := r.questions[p*len(titles)+i]; got != q {
+				t.Errorf("prompt %d, record %d: %q, the run sent %q", p+1, i+1, got, q)
+			}
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }

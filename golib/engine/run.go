@@ -53,6 +53,7 @@ type Run struct {
 
 	records     int
 	questions   []string // prompt-major: questions[p*records+r]
+	reworded    reworded
 	cache       *cacheLayout
 	jobs        []job
 	results     []result
@@ -225,11 +226,13 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 }
 
 // prepareRecords builds every question once; the normalised fields are not kept, since the
-// questions hold them and a large screening should not carry its text twice.
+// questions hold them and a large screening should not carry its text twice. Of a field the
+// question holds otherwise than R sent it, a slice of the question is kept for the result.
 func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractValid []bool) {
 	n := len(titles)
 	r.records = n
 	r.questions = make([]string, len(r.opts.Prompts)*n)
+	head := len(screen.QuestionHead(r.opts.Prompts[0]))
 	for i := 0; i < n; i++ {
 		tValid, aValid := titleValid == nil || titleValid[i], abstractValid == nil || abstractValid[i]
 		if screen.IsBlank(titles[i], tValid) {
@@ -241,7 +244,33 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 		for p, prompt := range r.opts.Prompts {
 			r.questions[p*n+i] = screen.QuestionOf(prompt, titles[i], tValid, abstracts[i], aValid)
 		}
+		tSame, aSame := screen.Unchanged(titles[i], tValid), screen.Unchanged(abstracts[i], aValid)
+		if !tSame || !aSame {
+			t, a := screen.QuestionFields(r.questions[i], head)
+			r.reworded.add(int32(i+1), t, !tSame, a, !aSame)
+		}
 	}
+}
+
+// reworded are the records whose title or abstract a question holds otherwise than R sent it
+// (white space collapsed, NoInformation for a blank field), with those fields as the questions
+// hold them (nothing where R's text is the question's).
+type reworded struct {
+	record                []int32
+	title, abstract       []string
+	titleSet, abstractSet []bool
+}
+
+func (w *reworded) add(record int32, title string, titleSet bool, abstract string, abstractSet bool) {
+	if !titleSet {
+		title = ""
+	}
+	if !abstractSet {
+		abstract = ""
+	}
+	w.record = append(w.record, record)
+	w.title, w.titleSet = append(w.title, title), append(w.titleSet, titleSet)
+	w.abstract, w.abstractSet = append(w.abstract, abstract), append(w.abstractSet, abstractSet)
 }
 
 // newPacers gives one pacer per model when rpm was given per model, else one shared by all. Each

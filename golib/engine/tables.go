@@ -210,15 +210,29 @@ func (r *Run) jobIndex() func(*store.Row) (int, bool) {
 	}
 }
 
-// Questions is the questions table: the text each record was sent with, per prompt.
-func (r *Run) Questions() *arrowio.Table {
-	records := r.records
-	n := len(r.questions)
-	record, promptID := make([]int32, n), make([]int32, n)
-	for i := range r.questions {
-		promptID[i], record[i] = int32(i/records)+1, int32(i%records)+1
+// Reworded is the table of the fields the questions hold otherwise than R sent them: record, and
+// title and abstract as the questions hold them (null where they are R's). With QuestionFrame, it
+// is what R needs to put every question of the result together from its own text.
+func (r *Run) Reworded() *arrowio.Table {
+	w := &r.reworded
+	return arrowio.NewTable(len(w.record)).AddI32("record", w.record, nil).
+		AddStr("title", w.title, w.titleSet).AddStr("abstract", w.abstract, w.abstractSet)
+}
+
+// QuestionFrame is what a question holds besides its record's fields: a head per prompt, then the
+// title, the middle, the abstract and the tail.
+type QuestionFrame struct {
+	Heads  []string `json:"heads"`
+	Middle string   `json:"middle"`
+	Tail   string   `json:"tail"`
+}
+
+func (r *Run) questionFrame() QuestionFrame {
+	f := QuestionFrame{Heads: make([]string, len(r.opts.Prompts)), Middle: screen.QuestionMiddle, Tail: screen.QuestionTail}
+	for i, p := range r.opts.Prompts {
+		f.Heads[i] = screen.QuestionHead(p)
 	}
-	return arrowio.NewTable(n).AddI32("record", record, nil).AddI32("promptid", promptID, nil).AddStr("question", r.questions, nil)
+	return f
 }
 
 // PriceRow is one row of price_data: every billed token, re-asked and failed replies included, of
@@ -298,7 +312,9 @@ type Summary struct {
 	RunDate     string      `json:"run_date"`
 	PriceData   []PriceRow  `json:"price_data"`
 	BlankFields int         `json:"blank_fields"`
-	Store       *StoreInfo  `json:"store,omitempty"`
+	// Question is the frame of the questions (see Reworded).
+	Question QuestionFrame `json:"question"`
+	Store    *StoreInfo    `json:"store,omitempty"`
 	// Cutoffs are the effective inclusion cut-offs of the aggregation, when the options ask for it.
 	Cutoffs *screen.Cutoffs `json:"cutoffs,omitempty"`
 	// Batch is a batch screening's state: its open batches and the jobs waiting in them.
@@ -310,7 +326,7 @@ func (r *Run) Summarise() Summary {
 	state, stop := r.State()
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
 		Unsent: r.unsent.Load(), Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
-		Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
+		Question: r.questionFrame(), Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
 	if o := r.opts.Result; o != nil && o.Price != nil {
 		s.PriceData = mergePrices(o.Price, s.PriceData)
 	}

@@ -125,18 +125,71 @@ func writeField(b *strings.Builder, s string, valid bool) {
 // shared by the records of one prompt.
 func PromptText(prompt string) string { return collapseSpace(prompt) }
 
+// The frame of a question: QuestionHead(prompt), the title, QuestionMiddle, the abstract,
+// QuestionTail. R puts the question of a result's row together from these and the fields, so that
+// the text it sent is not sent back.
+const (
+	questionLead   = "\n\nNow evaluate the following record.\n<title>"
+	QuestionMiddle = "</title>\n<abstract>"
+	QuestionTail   = "</abstract>"
+)
+
+// QuestionHead is what a question of this prompt holds before the title.
+func QuestionHead(prompt string) string { return collapseSpace(prompt) + questionLead }
+
 // QuestionOf is Question of a record's raw title and abstract, built in one pass: a large
 // screening builds hundreds of thousands of them, and the normalised fields would be garbage.
 func QuestionOf(prompt, title string, titleValid bool, abstract string, abstractValid bool) string {
 	var b strings.Builder
 	b.Grow(len(prompt) + len(title) + len(abstract) + 128)
 	writeCollapsed(&b, prompt)
-	b.WriteString("\n\nNow evaluate the following record.\n<title>")
+	b.WriteString(questionLead)
 	writeField(&b, title, titleValid)
-	b.WriteString("</title>\n<abstract>")
+	b.WriteString(QuestionMiddle)
 	writeField(&b, abstract, abstractValid)
-	b.WriteString("</abstract>")
+	b.WriteString(QuestionTail)
 	return b.String()
+}
+
+// QuestionFields are the title and abstract of a question built by QuestionOf from a prompt whose
+// head has headLen bytes: the normalised title has no line break, so it ends at the first
+// QuestionMiddle. The fields share the question's memory.
+func QuestionFields(question string, headLen int) (title, abstract string) {
+	rest := question[headLen : len(question)-len(QuestionTail)]
+	end := strings.Index(rest, QuestionMiddle)
+	return rest[:end], rest[end+len(QuestionMiddle):]
+}
+
+// Unchanged tells, without building it, whether Field gives s as it is: a valid value that is not
+// blank, with no white space but single spaces between other characters, and valid UTF-8.
+func Unchanged(s string, valid bool) bool {
+	if !valid || s == "NA" {
+		return false
+	}
+	afterSpace := true // a space first is trimmed
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c == ' ' {
+				if afterSpace {
+					return false
+				}
+				afterSpace = true
+			} else if asciiSpace[c] {
+				return false
+			} else {
+				afterSpace = false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || unicode.IsSpace(r) {
+			return false
+		}
+		afterSpace = false
+		i += size
+	}
+	return !afterSpace // also false for "" (blank)
 }
 
 // Question places the prompt first (so the shared prefix can be cached by the provider) and the
@@ -145,11 +198,10 @@ func QuestionOf(prompt, title string, titleValid bool, abstract string, abstract
 func Question(prompt, title, abstract string) string {
 	var b strings.Builder
 	b.Grow(len(prompt) + len(title) + len(abstract) + 128)
-	b.WriteString(collapseSpace(prompt))
-	b.WriteString("\n\nNow evaluate the following record.\n<title>")
+	b.WriteString(QuestionHead(prompt))
 	b.WriteString(title)
-	b.WriteString("</title>\n<abstract>")
+	b.WriteString(QuestionMiddle)
 	b.WriteString(abstract)
-	b.WriteString("</abstract>")
+	b.WriteString(QuestionTail)
 	return b.String()
 }

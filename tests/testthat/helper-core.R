@@ -36,23 +36,43 @@ aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lowe
   agg
 }
 
+# Each model's request settings (one list per model) as the provider's policy in the Go core
+# decides them before a screening (TsPlan), or the argument error of a model.
+model_settings <- function(models, provider, reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(),
+                           builtin = TRUE, call = rlang::caller_env()) {
+  request <- list(settings = list(provider = provider, models = tabscreen:::policy_models(models),
+    args = tabscreen:::policy_args(reasoning_effort, verbosity, top_p, given, builtin)))
+  out <- tabscreen:::plan_core(request, call = call)
+  if (!is.null(out$settings_error)) tabscreen:::abort_go_error(out$settings_error, call)
+  out$settings
+}
+
 # Pre-run price estimate of a records table (screen.Estimate in the Go core), from the lengths of
 # its titles and abstracts as the core counts them.
 estimate_price <- function(records, prompts, models, settings, reps, n_top_p, decision_description) {
-  fields <- tabscreen:::field_table(list(title = records$title, abstract = records$abstract))
-  tabscreen:::estimate_from_chars(sum(fields$title_chars, fields$abstract_chars), nrow(records), prompts, models,
-    settings, reps, n_top_p, decision_description)
+  ipc <- plan_records(records$title, records$abstract)
+  request <- list(estimate = tabscreen:::estimate_request(prompts, models, reps, n_top_p, decision_description, settings))
+  tabscreen:::estimate_rows(tabscreen:::plan_core(request, ipc)$estimate$sync, models)
 }
 
 # Rough completion tokens per answer, as the estimate counts them: those of one request.
 completion_allowance <- function(effort, decision_description) {
   one <- data.frame(model = "m", price_in = NA_real_, price_out = NA_real_)
-  tabscreen:::estimate_from_chars(0, 1, "", one, list(list(reasoning_effort = effort)), 1, 1,
-    decision_description)$output_tokens
+  request <- tabscreen:::estimate_request("", one, 1, 1, decision_description, list(list(reasoning_effort = effort)))
+  request$records <- 1
+  request$record_chars <- 0
+  tabscreen:::estimate_rows(tabscreen:::plan_core(list(estimate = request))$estimate$sync, one)$output_tokens
+}
+
+# A records table of the engine with these titles and abstracts.
+plan_records <- function(title, abstract) {
+  tabscreen:::df_to_ipc(data.frame(title = as.character(title), abstract = as.character(abstract), stringsAsFactors = FALSE))
 }
 
 # Whether each text is blank as the core decides when it builds the questions, and its length as
-# the estimate counts it.
-is_blank_field <- function(x) tabscreen:::field_table(list(text = as.character(x)))$text_blank
+# the estimate counts it: each as the title of a record of its own, with a one-character abstract.
+plan_fields <- function(x) lapply(as.character(x), function(v) tabscreen:::plan_core(setNames(list(), character()), plan_records(v, "x"))$fields)
 
-field_chars <- function(x) as.numeric(tabscreen:::field_table(list(text = as.character(x)))$text_chars)
+is_blank_field <- function(x) vapply(plan_fields(x), function(f) f$title_blank == 1, logical(1))
+
+field_chars <- function(x) vapply(plan_fields(x), function(f) f$chars - 1, numeric(1))

@@ -23,9 +23,9 @@ test_that("a misspelt key in any document R sends to Go is an internal error, an
   # decoded before the handle is looked up: no run is needed
   expect_refused_key(go_call(C_run_reply, 1e9, '[{"id":1,"valeu":0.5,"error":""}]'), "valeu")
   expect_refused_key(go_call(C_aggregate, raw(), '{"incl_cutof_upper":0.5}'), "incl_cutof_upper")
-  expect_refused_key(go_call(C_preflight, '{"op":"cutoffs","incl_cutof_upper":0.5}', NULL), "incl_cutof_upper")
-  holding <- doc(list(op = "holding", store = tempfile(), options = list(api_url = fake$url, promts = I("p"))))
-  expect_refused_key(go_call(C_preflight, holding, records), "promts")
+  expect_refused_key(go_call(C_plan, '{"cutoffs":{"incl_cutof_upper":0.5}}', NULL), "incl_cutof_upper")
+  holding <- doc(list(holding = list(store = tempfile(), options = list(api_url = fake$url, promts = I("p")))))
+  expect_refused_key(go_call(C_plan, holding, records), "promts")
   probe <- doc(list(provider = "a", api_url = fake$url, modle = "gpt-4o-mini"))
   expect_refused_key(go_call(C_probe, probe, "sk-test"), "modle")
   expect_refused_key(go_call(C_store, doc(list(op = "runs", paht = tempfile()))), "paht")

@@ -109,7 +109,7 @@ test_that("unknown models get the closest known names", {
 settings_for <- function(model, reasoning_effort = "medium", verbosity = "low", top_p = 1,
                          given = list(reasoning_effort = FALSE, verbosity = FALSE, top_p = FALSE), custom = FALSE) {
   m <- tabscreen:::lookup_models(model, "a", custom_model = custom)
-  tabscreen:::model_settings(m, "a", reasoning_effort, verbosity, top_p, given)[[1]]
+  model_settings(m, "a", reasoning_effort, verbosity, top_p, given)[[1]]
 }
 
 test_that("reasoning_effort follows each model's rules", {
@@ -249,7 +249,7 @@ test_that("model_settings_c() sends reasoning_effort only where the model takes 
   settings_c <- function(model, effort = "none", top_p = 1, given = list(reasoning_effort = FALSE, top_p = FALSE),
                          custom = FALSE) {
     m <- tabscreen:::lookup_models(model, "c", custom_model = custom)
-    tabscreen:::model_settings(m, "c", effort, top_p = top_p, given = given)[[1]]
+    model_settings(m, "c", effort, top_p = top_p, given = given)[[1]]
   }
   expect_equal(settings_c("mistral-small-latest"), list(reasoning_effort = "none", send_top_p = TRUE))
   expect_equal(settings_c("mistral-medium-latest", "high")$reasoning_effort, "high")
@@ -264,7 +264,7 @@ test_that("model_settings_c() sends reasoning_effort only where the model takes 
 test_that("the price estimate counts no reasoning where provider B's thinking is off", {
   records <- data.frame(title = "a", abstract = "b", stringsAsFactors = FALSE)
   models <- tabscreen:::lookup_models(c("claude-haiku-5-5", "claude-opus-5-5"), "b", FALSE)
-  settings <- tabscreen:::model_settings(models, "b", "medium", given = list(reasoning_effort = FALSE), builtin = TRUE)
+  settings <- model_settings(models, "b", "medium", given = list(reasoning_effort = FALSE), builtin = TRUE)
   est <- estimate_price(records, "p", models, settings, reps = c(1, 1), n_top_p = 1,
     decision_description = FALSE)
   expect_equal(est$output_tokens, c(10, 210))

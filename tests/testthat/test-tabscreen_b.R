@@ -174,7 +174,7 @@ test_that("each model gets the request that yields one tool call", {
 test_that("model_settings_b() follows each model's rules", {
   settings_b <- function(model, effort = "medium", given = FALSE, builtin = TRUE, custom = FALSE) {
     m <- tabscreen:::lookup_models(model, "b", custom_model = custom)
-    tabscreen:::model_settings(m, "b", effort, given = list(reasoning_effort = given), builtin = builtin)[[1]]
+    model_settings(m, "b", effort, given = list(reasoning_effort = given), builtin = builtin)[[1]]
   }
   s <- settings_b("claude-haiku-5-5")
   expect_equal(s[c("reasoning_effort", "thinking", "forced_tool")], list(reasoning_effort = "medium", thinking = "disabled", forced_tool = TRUE))

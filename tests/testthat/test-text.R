@@ -131,3 +131,30 @@ test_that("a data set whose every record is blank is refused before any request"
   questions <- vapply(request_bodies(fake), function(b) b$messages[[1]]$content, character(1))
   expect_true(any(grepl("<title>No information</title>\n<abstract>No information</abstract>", questions, fixed = TRUE)))
 })
+
+test_that("the question column is the text each request sent, also for re-sent requests", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-text")
+  fake <- local_fake_provider()
+  recs <- test_records()[1:5, ]
+  recs$title[1] <- "  Spaced \t title\n"
+  recs$abstract[2] <- NA
+  recs$title[3] <- "NA"
+  recs$abstract[3] <- "Line one.\n\nLine\u00a0two.  "
+  recs$abstract[4] <- "Selective Mutism and plain text."
+  prompts <- c("First  prompt?", "Second\nprompt?")
+  fake$configure(fail_matching = list(list(substring = "Selective Mutism", kind = "500")))
+  res <- screen_a(fake, data = recs, prompt = prompts, max_tries = 1)
+  sent <- function() vapply(request_bodies(fake), function(b) b$messages[[1]]$content, character(1))
+  rows <- rbind(res$answer_data[c("question", "title", "abstract")], res$error_data[c("question", "title", "abstract")])
+  expect_equal(nrow(rows), 10)
+  expect_setequal(rows$question, unique(sent()))
+  expect_equal(rows$title[rows$title %in% recs$title[1]][1], recs$title[1]) # the user's text stays as it was
+  expect_match(res$answer_data$question[res$answer_data$studyid == recs$studyid[3]], "<title>No information</title>",
+    fixed = TRUE, all = TRUE)
+  expect_equal(nrow(res$error_data), 2)
+
+  fake$configure(fail_matching = list())
+  again <- screen_errors(res, api_key = "sk-test-text")
+  expect_null(again$error_data)
+  expect_equal(sort(again$answer_data$question), sort(rows$question))
+})

@@ -166,18 +166,18 @@ int main(int argc, char **argv) {
     }
   }
 
-  void *answers = NULL, *questions = NULL, *aggregated = NULL;
-  size_t answers_len = 0, questions_len = 0, aggregated_len = 0;
-  status = ts_run_result((int64_t)handle, NULL, 0, &answers, &answers_len, &aggregated, &aggregated_len, &questions,
-                         &questions_len, &doc);
+  void *answers = NULL, *reworded = NULL, *aggregated = NULL;
+  size_t answers_len = 0, reworded_len = 0, aggregated_len = 0;
+  status = ts_run_result((int64_t)handle, NULL, 0, &answers, &answers_len, &aggregated, &aggregated_len, &reworded,
+                         &reworded_len, &doc);
   char *result = take(status, doc, "TsRunResult");
-  if (answers == NULL || answers_len == 0 || questions == NULL || questions_len == 0)
+  if (answers == NULL || answers_len == 0 || reworded == NULL || reworded_len == 0)
     die("TsRunResult returned no tables: %s", result);
   write_file(outdir, "result.json", result, strlen(result));
   write_file(outdir, "answers.arrow", answers, answers_len);
   long long total = json_int(result, "total"), answered = json_int(result, "answered"), failed = json_int(result, "failed");
-  printf("TsRunResult after %.1f s and %d polls: total %lld, answered %lld, failed %lld; answers %zu bytes, questions %zu bytes\n",
-         (GetTickCount() - t0) / 1000.0, polls, total, answered, failed, answers_len, questions_len);
+  printf("TsRunResult after %.1f s and %d polls: total %lld, answered %lld, failed %lld; answers %zu bytes, reworded fields %zu bytes\n",
+         (GetTickCount() - t0) / 1000.0, polls, total, answered, failed, answers_len, reworded_len);
   if (total < 1 || answered + failed != total) die("not every job is accounted for: %s", result);
 
   if (cancel) {
@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
     ts_free(runs);
   }
   ts_free(answers);
-  ts_free(questions);
+  ts_free(reworded);
   if (aggregated) ts_free(aggregated);
   free(result);
   free(started);
