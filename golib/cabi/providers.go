@@ -29,13 +29,15 @@ func TsProviders(doc **C.char) (status C.int) {
 }
 
 type preflightRequest struct {
-	Op       string                 `json:"op"` // fields, settings, estimate, cutoffs, holding
+	Op       string                 `json:"op"` // fields, settings, body, estimate, cutoffs, holding
 	Provider string                 `json:"provider"`
 	Models   []provider.PolicyModel `json:"models"`
 	Args     provider.PolicyArgs    `json:"args"`
 	Estimate screen.EstimateInput   `json:"estimate"`
 	Upper    *float64               `json:"incl_cutoff_upper"`
 	Lower    *float64               `json:"incl_cutoff_lower"`
+	// Body are the names of the fields the user adds to the request body (`...`), for "body".
+	Body []string `json:"body"`
 	// Columns are the text columns of the table that "fields" reads (all of them when empty).
 	Columns []string `json:"columns"`
 	// Options and Store are the run options and the store file of "holding".
@@ -45,7 +47,8 @@ type preflightRequest struct {
 
 // TsPreflight answers what R asks before a run, with the rules that the run itself applies:
 // "fields" (a table of text columns in (in, inLen); for each column X, X_blank and X_chars in
-// *out), "settings" (each model's request fields, or the argument error of a model), "estimate"
+// *out), "settings" (each model's request fields, or the argument error of a model), "body" (the
+// fields of `...` checked against the models' rules), "estimate"
 // (the pre-run price estimate) and "cutoffs" (the effective inclusion cut-offs of spec section 3).
 //
 //export TsPreflight
@@ -74,13 +77,8 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", req.Provider))
 		}
 		settings, err := d.Settings(req.Models, req.Args)
-		var ae *provider.ArgError
-		if errors.As(err, &ae) {
-			*doc = cJSON(map[string]any{"error": ae})
-			return statusError
-		}
 		if err != nil {
-			return fail(doc, "tabscreen_error_internal", err)
+			return policyErr(doc, err)
 		}
 		out := make([]json.RawMessage, len(settings))
 		for i, s := range settings {
@@ -89,6 +87,17 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 			}
 		}
 		return succeed(doc, map[string]any{"settings": out})
+	case "body":
+		d, ok := provider.Lookup(req.Provider)
+		if !ok {
+			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", req.Provider))
+		}
+		if d.CheckBody != nil {
+			if err := d.CheckBody(req.Models, req.Body); err != nil {
+				return policyErr(doc, err)
+			}
+		}
+		return succeed(doc, struct{}{})
 	case "estimate":
 		return succeed(doc, map[string]any{"estimate": screen.Estimate(req.Estimate)})
 	case "holding":
@@ -117,6 +126,17 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 	return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown preflight operation %q", req.Op))
 }
 
+// policyErr is a policy's refusal: an argument error R raises as its own, or, when the rules and
+// the policy disagree, an internal error.
+func policyErr(doc **C.char, err error) C.int {
+	var ae *provider.ArgError
+	if errors.As(err, &ae) {
+		*doc = cJSON(map[string]any{"error": ae})
+		return statusError
+	}
+	return fail(doc, "tabscreen_error_internal", err)
+}
+
 // fieldTable gives, for every text column of t (of those named, when names are given), whether
 // each value is blank (the question's rule) and its length as the price estimate counts it.
 func fieldTable(t *arrowio.Table, names []string) *arrowio.Table {
@@ -137,10 +157,10 @@ func fieldTable(t *arrowio.Table, names []string) *arrowio.Table {
 }
 
 type probeRequest struct {
-	Provider string              `json:"provider"`
-	APIURL   string              `json:"api_url"`
-	Model    string              `json:"model"`
-	Rules    *provider.ModelRule `json:"rules"`
+	Provider string          `json:"provider"`
+	APIURL   string          `json:"api_url"`
+	Model    string          `json:"model"`
+	Rules    json.RawMessage `json:"rules"`
 }
 
 // TsProbe sends the smallest request of a provider to one model and returns the rate-limit
@@ -157,7 +177,8 @@ func TsProbe(request *C.char, apiKey *C.char, doc **C.char) (status C.int) {
 	if !ok {
 		return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", req.Provider))
 	}
-	info, err := engine.Probe(context.Background(), d, req.APIURL, req.Model, req.Rules, C.GoString(apiKey))
+	info, err := engine.Probe(context.Background(), d, req.APIURL, provider.PolicyModel{Name: req.Model, Rules: req.Rules},
+		C.GoString(apiKey))
 	var pe *engine.ProbeError
 	if errors.As(err, &pe) {
 		*doc = cJSON(map[string]errorBody{"error": {Class: pe.Class, Message: pe.Message, Status: pe.Status}})
