@@ -42,7 +42,7 @@
 #' @section Models and reasoning:
 #' `model` must be a model of provider C listed in [model_prizes] (the `-latest` names are
 #' aliases that move to new versions); the package knows each listed model's rules (file
-#' `model_rules.csv` in the package's `extdata` folder). `reasoning_effort` is sent only to the
+#' `model_rules/c.csv` in the package's `extdata` folder). `reasoning_effort` is sent only to the
 #' models that reason (`mistral-small-*`, `mistral-medium-*`): `"none"` (the default: a direct
 #' answer) or `"high"` (the model thinks first, and pays for it in output tokens). Other models
 #' (`mistral-large-*`, `ministral-*`) may answer a `reasoning_effort` field with 422, so they get

@@ -8,7 +8,6 @@
 #   screen         the screening function
 #   reserved_body  request fields the package sets, with where to set them instead (cli text)
 #   dots_hints     hints for fields of other protocols that `...` may not set (closed schemas)
-#   check_body     a further check of `...` against the models (provider B's sampling rules)
 
 provider_cache <- new.env(parent = emptyenv())
 

@@ -130,6 +130,19 @@ check_api_key <- function(api_key, env_var, messages = TRUE, call = rlang::calle
   api_key
 }
 
+# The fields of `...` checked against the models' rules by the provider's policy in the Go core
+# (provider B: the sampling parameters its models take); a provider without such a check takes
+# any field its request schema allows.
+check_body_fields <- function(provider, model, rules, dots, call = rlang::caller_env()) {
+  if (length(dots) == 0) {
+    return(invisible())
+  }
+  models <- lapply(seq_along(model), function(i) list(name = model[i], reps = 1L, rules = rules[[i]]))
+  request <- list(op = "body", provider = provider, models = models, body = I(names(dots)))
+  go_call(C_preflight, as.character(to_json(request)), NULL, simplify = FALSE, call = call)
+  invisible()
+}
+
 # The "models" entries of the run options: name, reps and rpm, then the fields the registry names
 # for the provider (model_fields): the request settings its policy decided (model_settings()) and
 # the prices. Each model's minimum cacheable prefix (rules column min_cache_tokens) rides along as
