@@ -157,10 +157,17 @@ test_that("each force class has its limit", {
   cnd <- expect_error(check_models(custom, 11, FALSE), class = "tabscreen_error_force")
   expect_match(conditionMessage(cnd), "at most 10 times per record")
   expect_silent(check_models(custom, 11, TRUE))
-  # every rule row has one of the three classes, and each class is tested above
+  # every rule row has one of the three classes, and each class is tested above; the guard comes
+  # after the model's own rules, so a model that cannot call tools on this endpoint is refused for
+  # that at any reps
   rules <- tabscreen:::model_rules()
   for (i in which(rules$provider == "a")) {
     limit <- switch(rules$rules[[i]]$force_class, small_default = Inf, small_old = 10, large = 1)
+    r <- rules$rules[[i]]
+    if (r$tools_need_none == "TRUE" && !grepl("none", r$reasoning_values, fixed = TRUE)) {
+      expect_error(check(rules$model[i], 1), class = "tabscreen_error_model_tools")
+      next
+    }
     if (is.finite(limit)) {
       expect_error(check(rules$model[i], limit + 1), class = "tabscreen_error_force")
     }
