@@ -399,7 +399,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
 
 # Provider A's R parts (see R/providers.R).
 provider_a <- function() {
-  list(screen = tabscreen_a.tools, reserved_body = reserved_body_a)
+  list(name = "tabscreen_a.tools", screen = tabscreen_a.tools, reserved_body = reserved_body_a)
 }
 
 # Fields of the request body that the package sets, with where to set them instead.

@@ -256,7 +256,7 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
 
 # Provider B's R parts (see R/providers.R).
 provider_b <- function() {
-  list(screen = tabscreen_b, reserved_body = reserved_body_b)
+  list(name = "tabscreen_b", screen = tabscreen_b, reserved_body = reserved_body_b)
 }
 
 # The models that keep their thinking and are asked, not forced, to call the built-in tool.

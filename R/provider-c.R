@@ -220,7 +220,7 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
 
 # Provider C's R parts (see R/providers.R).
 provider_c <- function() {
-  list(screen = tabscreen_c, reserved_body = reserved_body_c, dots_hints = dots_hints_c)
+  list(name = "tabscreen_c", screen = tabscreen_c, reserved_body = reserved_body_c, dots_hints = dots_hints_c)
 }
 
 # random_seed is an integer of at least 0 in provider C's schema.

@@ -324,6 +324,12 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, c)
+	case "GET /_fake/protocols":
+		paths := make(map[string]string, len(s.protocols))
+		for _, p := range s.protocols {
+			paths[p.name()] = p.chatPath()
+		}
+		writeJSON(w, http.StatusOK, paths)
 	case "GET /_fake/requests":
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		writeJSON(w, http.StatusOK, s.recent.list(n))
