@@ -151,8 +151,9 @@ fake_provider_available <- function() {
 #'   The object's `$configure()` changes them while the server runs. Every setting is described
 #'   in the source package (`golib/fakeprovider/config.go`).
 #' @return An object of class `tabscreen_fake_provider`, a list with
-#'   * `url`: the URL for provider A's [tabscreen_a.tools()], `url_b` for [tabscreen_b()] and
-#'     `url_c` for [tabscreen_c()] (pass it as `api_url`);
+#'   * `url`: the URL for provider A's [tabscreen_a.tools()], and `url_` with the letter of each
+#'     other provider for its function: `url_b` for [tabscreen_b()], `url_c` for [tabscreen_c()]
+#'     (pass it as `api_url`);
 #'   * `stop()`: stops the server;
 #'   * `configure(...)`: changes settings (`.replace = TRUE` puts the others back to their
 #'     defaults);
@@ -189,9 +190,12 @@ fake_provider <- function(...) {
 print.tabscreen_fake_provider <- function(x, ...) {
   state <- if (x$is_alive()) "running" else "stopped"
   cli::cat_line("Local fake provider at http://127.0.0.1:", x$port, " (", state, ")")
-  cli::cat_line("  provider A, tabscreen_a.tools(): api_url = ", x$url)
-  cli::cat_line("  provider B, tabscreen_b():       api_url = ", x$url_b)
-  cli::cat_line("  provider C, tabscreen_c():       api_url = ", x$url_c)
+  all <- providers()
+  for (i in seq_along(all)) {
+    p <- all[[i]]
+    url <- if (i == 1) x$url else x[[paste0("url_", p$letter)]]
+    cli::cat_line(format(paste0("  ", p$label, ", ", provider_r(p$letter)$name, "():"), width = 35), "api_url = ", url)
+  }
   cli::cat_line("Its decisions are random; nothing leaves this computer. Any key is accepted.")
   invisible(x)
 }
@@ -200,10 +204,11 @@ print.tabscreen_fake_provider <- function(x, ...) {
 # this name, which also takes `.bin` (a program to serve it, see fake_provider_command()) and
 # `.timeout` (seconds to wait for the port).
 # One server serves the three protocols (the path picks one). Returns a list:
-#   $url        provider A's chat completions URL, http://127.0.0.1:PORT/v1/chat/completions
+#   $url        the first provider's (A's) URL, http://127.0.0.1:PORT/v1/chat/completions
 #   $base_url   http://127.0.0.1:PORT/v1
-#   $url_b      provider B's base URL, http://127.0.0.1:PORT (the client appends /v1/messages)
-#   $url_c      provider C's chat completions URL, http://127.0.0.1:PORT/mistral/v1/chat/completions
+#   $url_<letter>  each other provider's URL, from the registry (fake_urls()): provider B's base
+#               URL http://127.0.0.1:PORT (the client appends /v1/messages), provider C's
+#               http://127.0.0.1:PORT/mistral/v1/chat/completions
 #   $port, $process (the processx process)
 #   $stats()    the counters, as a list (all protocols; $by_protocol$openai, $anthropic, $mistral
 #               hold each one's requests_total, valid, invalid, unauthorized, answered, by_status)
@@ -241,27 +246,28 @@ fake_provider_start <- function(..., .bin = NULL, .timeout = 10) {
   }
   root <- paste0("http://127.0.0.1:", port)
   state$root <- root
+  urls <- fake_urls(state)
 
-  structure(list(
-    url = paste0(root, "/v1/chat/completions"),
-    base_url = paste0(root, "/v1"),
-    url_b = root,
-    url_c = paste0(root, "/mistral/v1/chat/completions"),
-    port = port,
-    process = proc,
-    stats = function() fake_http(state, "GET", "/_fake/stats"),
-    configure = function(..., .replace = FALSE) {
-      query <- if (isTRUE(.replace)) "?replace=true" else ""
-      invisible(fake_http(state, "POST", paste0("/_fake/config", query), fake_config_json(list(...))))
-    },
-    config = function() fake_http(state, "GET", "/_fake/config"),
-    requests = function(n = NULL) {
-      query <- if (is.null(n)) "" else paste0("?n=", as.integer(n))
-      fake_http(state, "GET", paste0("/_fake/requests", query))
-    },
-    reset = function() invisible(fake_http(state, "POST", "/_fake/reset", "{}")),
-    stop = function() invisible(fake_stop(state)),
-    is_alive = function() !state$stopped && proc$is_alive()
+  structure(c(
+    list(url = urls[[1]], base_url = paste0(root, "/v1")),
+    stats::setNames(as.list(urls[-1]), paste0("url_", names(urls)[-1])),
+    list(
+      port = port,
+      process = proc,
+      stats = function() fake_http(state, "GET", "/_fake/stats"),
+      configure = function(..., .replace = FALSE) {
+        query <- if (isTRUE(.replace)) "?replace=true" else ""
+        invisible(fake_http(state, "POST", paste0("/_fake/config", query), fake_config_json(list(...))))
+      },
+      config = function() fake_http(state, "GET", "/_fake/config"),
+      requests = function(n = NULL) {
+        query <- if (is.null(n)) "" else paste0("?n=", as.integer(n))
+        fake_http(state, "GET", paste0("/_fake/requests", query))
+      },
+      reset = function() invisible(fake_http(state, "POST", "/_fake/reset", "{}")),
+      stop = function() invisible(fake_stop(state)),
+      is_alive = function() !state$stopped && proc$is_alive()
+    )
   ), class = "tabscreen_fake_provider")
 }
 
@@ -334,6 +340,20 @@ fake_config_json <- function(config) {
                                 digits = NA))
 }
 
+# The request's callbacks are defined here, not in fake_http(): httr2 keeps the last request, and
+# a closure over fake_http()'s frame would keep the server's state, so it would never be collected.
+fake_never <- function(resp) FALSE
+
+# Each provider's URL at the fake, by letter: the fake's chat path for the provider's protocol, or,
+# for a provider whose client appends the registry's path to a base URL, that base.
+fake_urls <- function(state) {
+  paths <- fake_http(state, "GET", "/_fake/protocols")
+  vapply(providers(), function(p) {
+    path <- paths[[p$protocol]]
+    paste0(state$root, substr(path, 1, nchar(path) - nchar(p$path)))
+  }, character(1))
+}
+
 # One request to the fake's control endpoints; errors are classed.
 fake_http <- function(state, method, path, body = NULL) {
   if (isTRUE(state$stopped)) {
@@ -342,9 +362,9 @@ fake_http <- function(state, method, path, body = NULL) {
   req <- httr2::request(paste0(state$root, path))
   req <- httr2::req_options(req, noproxy = "*")
   req <- httr2::req_timeout(req, 30)
-  req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  req <- httr2::req_error(req, is_error = fake_never)
   # httr2 0.2.2 would sleep on a Retry-After of its own accord; a control call never waits.
-  req <- httr2::req_retry(req, max_tries = 1, is_transient = function(resp) FALSE)
+  req <- httr2::req_retry(req, max_tries = 1, is_transient = fake_never)
   if (!is.null(body)) {
     req <- httr2::req_body_raw(req, body, type = "application/json")
   }

@@ -3,15 +3,12 @@
 # Two tables, both data:
 # * prices: the data set `model_prizes` (data-raw/model_prizes.csv), plus any rows the user adds or
 #   overrides with options(tabscreen.model_prizes = data.frame(...));
-# * rules: inst/extdata/model_rules.csv, one row per model of every provider: the reasoning_effort
-#   values it takes, whether function tools need reasoning_effort "none", whether it takes the
-#   reasoning_effort and verbosity fields and top_p, and its class for the `force` guards
-#   (small_default, small_old, large: provider A's guards; standard: the guards of providers B and
-#   C). Provider B's columns: whether thinking is on by default, whether it can be disabled and at
-#   which efforts, whether a forced tool choice is accepted, whether non-default sampling
-#   parameters are (other providers' rows hold FALSE, "" or TRUE there). min_cache_tokens: the
-#   shortest prompt prefix the provider caches for the model (provider B marks cache breakpoints
-#   only where they reach it). Read once and cached.
+# * rules: inst/extdata/model_rules/<provider>.csv, one row per model of the provider: model,
+#   min_cache_tokens (the shortest prompt prefix the provider caches for the model; provider B
+#   marks cache breakpoints only where they reach it), notes, and the columns of the provider's own
+#   request policy. R does not read those: each row travels to the Go core as it is (column names
+#   and text values), where the provider's policy decodes it (golib/provider, next to its adapter).
+#   Read once and cached.
 # A model is known when it has a price row for the provider. A known model without a rules row (a
 # user's price row) is sent what the user gave, like a custom model.
 
@@ -19,21 +16,33 @@ model_cache <- new.env(parent = emptyenv())
 
 model_rules <- function() {
   if (is.null(model_cache$model_rules)) {
-    path <- system.file("extdata", "model_rules.csv", package = "tabscreen", mustWork = TRUE)
-    rules <- utils::read.csv(
-      path,
-      colClasses = c(
-        provider = "character", model = "character", reasoning_values = "character",
-        tools_need_none = "logical", accepts_reasoning_field = "logical", accepts_verbosity = "logical",
-        top_p_ok = "logical", force_class = "character", thinking_default_on = "logical",
-        can_disable_thinking = "logical", thinking_off_efforts = "character", forced_tool_ok = "logical",
-        sampling_ok = "logical", min_cache_tokens = "integer", notes = "character"
-      ),
-      na.strings = character(), encoding = "UTF-8"
+    dir <- system.file("extdata", "model_rules", package = "tabscreen", mustWork = TRUE)
+    files <- list.files(dir, pattern = "[.]csv$", full.names = TRUE)
+    tables <- lapply(files, utils::read.csv, colClasses = "character", na.strings = character(), encoding = "UTF-8")
+    generic <- c("model", "min_cache_tokens", "notes")
+    rules <- data.frame(
+      provider = rep(sub("[.]csv$", "", basename(files)), vapply(tables, nrow, integer(1))),
+      model = unlist(lapply(tables, function(t) t$model)),
+      min_cache_tokens = as.integer(unlist(lapply(tables, function(t) t$min_cache_tokens))),
+      notes = unlist(lapply(tables, function(t) t$notes)),
+      stringsAsFactors = FALSE
     )
+    rules$rules <- unlist(lapply(tables, function(t) {
+      own <- t[setdiff(names(t), generic)]
+      lapply(seq_len(nrow(own)), function(i) as.list(own[i, , drop = FALSE]))
+    }), recursive = FALSE)
     model_cache$model_rules <- rules
   }
   model_cache$model_rules
+}
+
+# Each model's rules row as the policy reads it (NULL for a model without one: a custom model, or
+# a user's price row).
+rules_of <- function(model, provider, custom_model) {
+  rules <- model_rules()
+  rules <- rules[rules$provider == provider, , drop = FALSE]
+  hit <- if (custom_model) rep(NA_integer_, length(model)) else match(model, rules$model)
+  lapply(hit, function(i) if (is.na(i)) NULL else rules$rules[[i]])
 }
 
 # The price table in use: the bundled data set with the user's rows (option tabscreen.model_prizes)
@@ -109,8 +118,8 @@ optional_price <- function(x, n) if (is.null(x)) rep(NA_real_, n) else suppressW
 # Look the models up for a provider. Unknown models are an error unless custom_model is TRUE.
 # Returns a data frame, one row per model in the user's order: model, custom, price_in,
 # price_cached_in, price_out, price_cache_write (provider B: the 5-minute cache write), the flex
-# prices (provider A: price_flex_in, price_flex_cached_in, price_flex_out) and the rules columns (NA
-# without a rules row).
+# prices (provider A: price_flex_in, price_flex_cached_in, price_flex_out), min_cache_tokens and
+# rules (NA and NULL without a rules row).
 lookup_models <- function(model, provider, custom_model, call = rlang::caller_env()) {
   prices <- price_table(call = call)
   prices <- prices[is.na(prices$provider) | prices$provider == provider, , drop = FALSE]
@@ -139,9 +148,9 @@ lookup_models <- function(model, provider, custom_model, call = rlang::caller_en
     price_batch_out = prices$batch_output_per_million[hit],
     stringsAsFactors = FALSE
   )
-  cbind(out, rules[rule_hit, c("reasoning_values", "tools_need_none", "accepts_reasoning_field",
-    "accepts_verbosity", "top_p_ok", "force_class", "thinking_default_on", "can_disable_thinking",
-    "thinking_off_efforts", "forced_tool_ok", "sampling_ok", "min_cache_tokens"), drop = FALSE], row.names = NULL)
+  out$min_cache_tokens <- rules$min_cache_tokens[rule_hit]
+  out$rules <- rules_of(model, provider, custom_model)
+  out
 }
 
 abort_unknown_model <- function(unknown, known, provider, call) {
@@ -169,33 +178,26 @@ closest_names <- function(x, candidates, n = 3) {
   candidates[ok[order(d[ok])]][seq_len(min(n, length(ok)))]
 }
 
-# The columns of a rules row that the Go core's policy reads (provider.ModelRule), as it reads them:
-# Go refuses a key it does not know.
-policy_rules <- function(row) {
-  as.list(row[c("reasoning_values", "tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
-    "thinking_default_on", "can_disable_thinking", "thinking_off_efforts", "forced_tool_ok")])
-}
-
 # The models of the provider's request policy (golib/provider, next to its adapter), which decides
 # each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
-# tool) in the Go core from the model's rules and the user's arguments (policy_args()).
-policy_models <- function(models) {
+# tool) in the Go core from the model's rules and the user's arguments (policy_args()), and
+# applies the provider's guards on `reps`. A custom model, or a price row without rules, has none.
+policy_models <- function(models, reps = rep(1L, nrow(models))) {
   lapply(seq_len(nrow(models)), function(i) {
-    # A custom model, or a price row without rules, has no force class and no rules.
-    rules <- if (is.na(models$force_class[i])) NULL else policy_rules(models[i, ])
-    list(name = models$model[i], rules = rules)
+    list(name = models$model[i], reps = as.integer(reps[i]), rules = models$rules[[i]])
   })
 }
 
 # The user's arguments the policy reads. `given` says which of reasoning_effort, verbosity and
 # top_p the user passed: a default the model cannot take is adapted or left out, an explicit value
-# it cannot take is an argument error.
-policy_args <- function(reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(), builtin = TRUE) {
+# it cannot take is an argument error. `force` lifts the policy's guards on repetitions.
+policy_args <- function(reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(), builtin = TRUE,
+                        force = FALSE) {
   list(
     reasoning_effort = reasoning_effort, verbosity = verbosity %||% "", top_p = I(as.numeric(top_p)),
     given = list(reasoning_effort = isTRUE(given$reasoning_effort), verbosity = isTRUE(given$verbosity),
       top_p = isTRUE(given$top_p)),
-    builtin = builtin
+    builtin = builtin, force = force
   )
 }
 

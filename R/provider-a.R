@@ -55,7 +55,7 @@
 #'
 #' @section Models, reasoning and prices:
 #' `model` must be a model of provider A listed in [model_prizes], whose prices give the price of
-#' the run; the package knows each listed model's rules (file `model_rules.csv` in the package's
+#' the run; the package knows each listed model's rules (file `model_rules/a.csv` in the package's
 #' `extdata` folder):
 #' * Recent reasoning models (GPT-5.2 and later) call function tools on this endpoint only with
 #'   `reasoning_effort = "none"`. For them a `reasoning_effort` you leave out is the model's own,
@@ -388,9 +388,8 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
       tool_spec, builtin = list(overinclusive = overinclusive, decision_description = decision_description, confidence = FALSE),
       dots, seed_par, max_tries, max_seconds)
   }
-  pre <- screening_preflight(rec, "a", models, policy_args(reasoning_effort, verbosity, top_p, given), run_options,
-    reps, length(top_p), decision_description, call = call)
-  check_force_a(models, reps, force, call = call)
+  pre <- screening_preflight(rec, "a", models, policy_args(reasoning_effort, verbosity, top_p, given, force = force),
+    run_options, reps, length(top_p), decision_description, call = call)
 
   # Only now the key, so that a bad argument is reported before a missing key.
   api_key <- plan_api_key(api_key, provider_env_var("a"), messages = messages, call = call)
@@ -402,7 +401,7 @@ tabscreen_a.tools <- function(data, prompt, studyid, title, abstract,
 
 # Provider A's R parts (see R/providers.R).
 provider_a <- function() {
-  list(screen = tabscreen_a.tools, reserved_body = reserved_body_a)
+  list(name = "tabscreen_a.tools", screen = tabscreen_a.tools, reserved_body = reserved_body_a)
 }
 
 # Fields of the request body that the package sets, with where to set them instead.
@@ -468,32 +467,4 @@ tool_choice_functions_a <- function(tool_choice) {
     return(NULL)
   }
   if (anyNA(chosen)) NULL else chosen
-}
-
-# Spec section 8 guards of provider A, by the model's force class. A model without rules (a custom
-# model, or a user's price row) has no class: it gets the rule of providers B and C, at most 10
-# repetitions, so that no model of any provider escapes the guard.
-check_force_a <- function(models, reps, force, call = rlang::caller_env()) {
-  if (force) {
-    return(invisible())
-  }
-  for (i in seq_len(nrow(models))) {
-    class <- models$force_class[i]
-    if (is.na(class)) class <- "unknown"
-    limit <- switch(class, small_old = 10, large = 1, unknown = 10, Inf)
-    if (reps[i] > limit) {
-      what <- switch(class,
-        large = "a larger model, which is screened once per record",
-        small_old = "an older small model, which is screened at most 10 times per record",
-        "a model without known rules (a custom model), which is screened at most 10 times per record"
-      )
-      model <- models$model[i]
-      abort_arg(
-        c("{.arg reps}: {reps[i]} repetitions of model {.val {model}} are refused: it is {what}.",
-          "i" = "Set {.code force = TRUE} if you really mean it."),
-        class = "tabscreen_error_force", arg = "reps", call = call
-      )
-    }
-  }
-  invisible()
 }

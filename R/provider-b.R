@@ -41,7 +41,7 @@
 #'
 #' @section Models, thinking and effort:
 #' `model` must be a model of provider B listed in [model_prizes]; the package knows each listed
-#' model's rules (file `model_rules.csv` in the package's `extdata` folder, columns
+#' model's rules (file `model_rules/b.csv` in the package's `extdata` folder, columns
 #' `thinking_default_on`, `can_disable_thinking`, `thinking_off_efforts`, `forced_tool_ok`,
 #' `sampling_ok`). Forced tool use and thinking do not mix on this protocol, so the package
 #' chooses, per model, the request that yields exactly one tool call:
@@ -81,7 +81,7 @@
 #'
 #' The prompt and the record are sent as two text blocks, with a `cache_control` breakpoint after
 #' the prompt when the prefix of tool, prompt (and instruction) reaches the model's minimum
-#' cacheable length (`min_cache_tokens` of the rules table: 512 tokens for the 5.5 models, 4,096
+#' cacheable length (`min_cache_tokens` of the rules file: 512 tokens for the 5.5 models, 4,096
 #' for Haiku 4.5) and at least two requests share it, and after the record when its repetitions
 #' share the whole request: a cache write costs 1.25 times the input price, a read a tenth. A single
 #' short request carries none. The repetitions of a record are sent once its first answer has
@@ -244,9 +244,8 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
   }
   pre <- screening_preflight(rec, "b", models,
     policy_args(reasoning_effort, given = list(reasoning_effort = given_effort), builtin = is.null(tools)), run_options,
-    reps, 1, decision_description, call = call)
+    reps, 1, decision_description, body = names(dots), call = call)
   settings <- pre$settings
-  check_sampling_b(model, custom_model, dots, call = call)
   check_force_bc(models, reps, pre$run_estimate, force, call = call)
 
   api_key <- plan_api_key(api_key, provider_env_var("b"), messages = messages, call = call)
@@ -261,7 +260,7 @@ tabscreen_b <- function(data, prompt, studyid, title, abstract, api_url = "https
 
 # Provider B's R parts (see R/providers.R).
 provider_b <- function() {
-  list(screen = tabscreen_b, reserved_body = reserved_body_b, check_body = check_sampling_b)
+  list(name = "tabscreen_b", screen = tabscreen_b, reserved_body = reserved_body_b)
 }
 
 # The models that keep their thinking and are asked, not forced, to call the built-in tool.
@@ -308,27 +307,3 @@ reserved_body_b <- c(
   output_config = "Use the {.arg reasoning_effort} argument (sent as {.field output_config.effort}).",
   seed = "Provider B has no seed; {.arg seed_par} seeds only the package's own random numbers."
 )
-
-# Sampling parameters in `...` (provider B): Claude 5 models reject any non-default value, and the
-# older models take temperature or top_p, not both.
-check_sampling_b <- function(model, custom_model, dots, call = rlang::caller_env()) {
-  sampling <- intersect(names(dots), c("temperature", "top_p", "top_k"))
-  if (length(sampling) == 0 || custom_model) {
-    return(invisible())
-  }
-  rules <- model_rules()
-  rules <- rules[rules$provider == "b", , drop = FALSE]
-  ok <- rules$sampling_ok[match(model, rules$model)]
-  refuse <- model[!is.na(ok) & !ok]
-  if (length(refuse) > 0) {
-    abort_arg(c("{.val {refuse}} reject{?s/} non-default sampling parameters, so {.arg ...} must not set {.field {sampling}}.",
-      "i" = "Leave {.field {sampling}} out for {cli::qty(refuse)}{?this model/these models}, or use {.val claude-haiku-4-5}, which takes them."),
-      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
-  }
-  if (all(c("temperature", "top_p") %in% sampling) && any(!is.na(ok))) {
-    abort_arg(c("{.arg ...} sets both {.field temperature} and {.field top_p}.",
-      "i" = "Provider B's models take one of them, not both."),
-      class = c("tabscreen_error_model_sampling", "tabscreen_error_model"), arg = "...", call = call)
-  }
-  invisible()
-}

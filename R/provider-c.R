@@ -42,7 +42,7 @@
 #' @section Models and reasoning:
 #' `model` must be a model of provider C listed in [model_prizes] (the `-latest` names are
 #' aliases that move to new versions); the package knows each listed model's rules (file
-#' `model_rules.csv` in the package's `extdata` folder). `reasoning_effort` is sent only to the
+#' `model_rules/c.csv` in the package's `extdata` folder). `reasoning_effort` is sent only to the
 #' models that reason (`mistral-small-*`, `mistral-medium-*`): `"none"` (the default: a direct
 #' answer) or `"high"` (the model thinks first, and pays for it in output tokens). Other models
 #' (`mistral-large-*`, `ministral-*`) may answer a `reasoning_effort` field with 422, so they get
@@ -223,7 +223,7 @@ tabscreen_c <- function(data, prompt, studyid, title, abstract,
 
 # Provider C's R parts (see R/providers.R).
 provider_c <- function() {
-  list(screen = tabscreen_c, reserved_body = reserved_body_c, dots_hints = dots_hints_c)
+  list(name = "tabscreen_c", screen = tabscreen_c, reserved_body = reserved_body_c, dots_hints = dots_hints_c)
 }
 
 # random_seed is an integer of at least 0 in provider C's schema.

@@ -5,10 +5,10 @@
 #
 # What is R's of a provider sits in R/provider-<letter>.R: the screening function with the spec's
 # signature and its documentation, and provider_<letter>(), which lists its R parts:
+#   name           the screening function's name
 #   screen         the screening function
 #   reserved_body  request fields the package sets, with where to set them instead (cli text)
 #   dots_hints     hints for fields of other protocols that `...` may not set (closed schemas)
-#   check_body     a further check of `...` against the models (provider B's sampling rules)
 
 provider_cache <- new.env(parent = emptyenv())
 

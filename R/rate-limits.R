@@ -66,10 +66,8 @@ rate_limits_per_minute <- function(model = "gpt-6-luna", AI_tool = "a", api_key 
 # tabscreen_error_http; with the classes of the status) and an endpoint it cannot reach
 # (tabscreen_error_endpoint), and reads the headers the registry names for the provider.
 rate_limit_row <- function(model, provider, api_key, api_url, call) {
-  rules <- model_rules()
-  hit <- which(rules$provider == provider & rules$model == model)
   request <- list(provider = provider, api_url = api_url, model = model,
-    rules = if (length(hit) == 1) policy_rules(rules[hit, ]) else NULL)
+    rules = rules_of(model, provider, custom_model = FALSE)[[1]])
   info <- go_call(C_probe, as.character(to_json(request)), api_key, call = call)$meta
   number <- function(x) if (nzchar(x)) suppressWarnings(as.numeric(x)) else NA_real_
   text <- function(x) if (nzchar(x)) x else NA_character_

@@ -77,10 +77,8 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   check_positive_or_null(max_seconds, "max_seconds", whole = FALSE, call = call)
   for (arg in c("is_transient", "backoff", "after")) check_callback(get(arg), arg, call = call)
   dots <- check_dots(args$provider, rlang::list2(...), call = call)
-  check_body <- provider_r(args$provider)$check_body
-  if (!is.null(check_body)) {
-    check_body(args$model, isTRUE(args$custom_model), utils::modifyList(args$dots %||% list(), dots), call = call)
-  }
+  check_body_fields(args$provider, args$model, rules_of(args$model, args$provider, isTRUE(args$custom_model)),
+    utils::modifyList(args$dots %||% list(), dots), call = call)
   if (!is.null(api_key)) check_api_key(api_key, provider_env_var(args$provider), call = call)
   errors <- object$error_data
   abort_endpoint_result(object, errors, call)

@@ -54,7 +54,7 @@ screening_records <- function(data, studyid, title, abstract, call) {
 # list(settings, options, fields, estimate (sync, no_cache, batch), run_estimate (the one the run
 # goes by), holding).
 screening_preflight <- function(rec, provider, models, policy, run_options, reps, n_top_p, decision_description,
-                                call) {
+                                body = NULL, call) {
   store <- store_settings(call)
   holding <- NULL
   if (!isTRUE(store$temporary) && file.exists(store$path)) {
@@ -63,9 +63,10 @@ screening_preflight <- function(rec, provider, models, policy, run_options, reps
     holding <- list(store = store$path, options = options)
   }
   request <- list(
-    settings = list(provider = provider, models = policy_models(models), args = policy),
+    settings = list(provider = provider, models = policy_models(models, reps), args = policy),
     estimate = estimate_request(run_options(NULL)$prompts, models, reps, n_top_p, decision_description),
-    holding = holding
+    holding = holding,
+    body = if (length(body) > 0) body_request(provider, models$model, models$rules, body)
   )
   out <- plan_core(request, rec$ipc$raw, call = call)
   fields <- out$fields
@@ -167,6 +168,23 @@ check_api_key <- function(api_key, env_var, messages = TRUE, call = rlang::calle
     )
   }
   api_key
+}
+
+# The fields of `...` checked against the models' rules by the provider's policy in the Go core
+# (provider B: the sampling parameters its models take); a provider without such a check takes
+# any field its request schema allows. body_request() is the part of a plan request that asks it.
+body_request <- function(provider, model, rules, fields) {
+  models <- lapply(seq_along(model), function(i) list(name = model[i], reps = 1L, rules = rules[[i]]))
+  list(provider = provider, models = models, fields = I(fields))
+}
+
+check_body_fields <- function(provider, model, rules, dots, call = rlang::caller_env()) {
+  if (length(dots) == 0) {
+    return(invisible())
+  }
+  out <- plan_core(list(body = body_request(provider, model, rules, names(dots))), call = call)
+  if (!is.null(out$settings_error)) abort_go_error(out$settings_error, call)
+  invisible()
 }
 
 # The "models" entries of the run options: name, reps and rpm, then the fields the registry names

@@ -43,6 +43,15 @@ type planRequest struct {
 	// Holding: what the answer store holds of the run that these options (with the settings
 	// decided here) and the records would continue.
 	Holding *holdingRequest `json:"holding"`
+	// Body: the fields the user adds to the request body (`...`), checked against the models'
+	// rules by the provider's policy; a refusal is a settings error.
+	Body *bodyRequest `json:"body"`
+}
+
+type bodyRequest struct {
+	Provider string                 `json:"provider"`
+	Models   []provider.PolicyModel `json:"models"`
+	Fields   []string               `json:"fields"`
 }
 
 type settingsRequest struct {
@@ -133,6 +142,22 @@ func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (s
 		ans.Settings = make([]json.RawMessage, len(settings))
 		for i, m := range settings {
 			if ans.Settings[i], err = d.SettingsJSON(m); err != nil {
+				return fail(doc, "tabscreen_error_internal", err)
+			}
+		}
+	}
+	if b := req.Body; b != nil {
+		bd, ok := provider.Lookup(b.Provider)
+		if !ok {
+			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", b.Provider))
+		}
+		if bd.CheckBody != nil {
+			err := bd.CheckBody(b.Models, b.Fields)
+			if ae := (*provider.ArgError)(nil); errors.As(err, &ae) {
+				ans.SettingsError = ae
+				return succeed(doc, ans)
+			}
+			if err != nil {
 				return fail(doc, "tabscreen_error_internal", err)
 			}
 		}
@@ -240,10 +265,10 @@ func withSettings(d provider.Descriptor, opts *engine.Options, settings []json.R
 }
 
 type probeRequest struct {
-	Provider string              `json:"provider"`
-	APIURL   string              `json:"api_url"`
-	Model    string              `json:"model"`
-	Rules    *provider.ModelRule `json:"rules"`
+	Provider string          `json:"provider"`
+	APIURL   string          `json:"api_url"`
+	Model    string          `json:"model"`
+	Rules    json.RawMessage `json:"rules"`
 }
 
 // TsProbe sends the smallest request of a provider to one model and returns the rate-limit
@@ -260,7 +285,8 @@ func TsProbe(request *C.char, apiKey *C.char, doc **C.char) (status C.int) {
 	if !ok {
 		return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", req.Provider))
 	}
-	info, err := engine.Probe(context.Background(), d, req.APIURL, req.Model, req.Rules, C.GoString(apiKey))
+	info, err := engine.Probe(context.Background(), d, req.APIURL, provider.PolicyModel{Name: req.Model, Rules: req.Rules},
+		C.GoString(apiKey))
 	var pe *engine.ProbeError
 	if errors.As(err, &pe) {
 		*doc = cJSON(map[string]errorBody{"error": {Class: pe.Class, Message: pe.Message, Status: pe.Status}})

@@ -22,7 +22,8 @@ func (e *ProbeError) Error() string { return e.Message }
 // Probe sends a provider's smallest request to a model and reads the rate-limit headers of the
 // answer (rate_limits_per_minute()), through the adapter and the run's HTTP client: the request of
 // a call, with the probe's body; a refusal classed as a run would class it.
-func Probe(ctx context.Context, d provider.Descriptor, apiURL, model string, rules *provider.ModelRule, apiKey string) (provider.RateInfo, error) {
+func Probe(ctx context.Context, d provider.Descriptor, apiURL string, m provider.PolicyModel, apiKey string) (provider.RateInfo, error) {
+	model := m.Name
 	adapter, err := d.New(provider.Settings{URL: apiURL, Role: "user", APIKey: apiKey})
 	if err != nil {
 		return provider.RateInfo{}, err
@@ -31,7 +32,11 @@ func Probe(ctx context.Context, d provider.Descriptor, apiURL, model string, rul
 	if err != nil {
 		return provider.RateInfo{}, err
 	}
-	if req.Body, err = json.Marshal(d.Probe(model, rules)); err != nil {
+	body, err := d.Probe(m)
+	if err != nil {
+		return provider.RateInfo{}, err
+	}
+	if req.Body, err = json.Marshal(body); err != nil {
 		return provider.RateInfo{}, err
 	}
 	client, transport := newClient(60*time.Second, 1)

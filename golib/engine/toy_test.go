@@ -81,13 +81,49 @@ var toy = provider.Descriptor{
 	New: func(s provider.Settings) (provider.Adapter, error) {
 		return &toyAdapter{s: s, tool: s.Builtin}, nil
 	},
-	Policy: func(m provider.PolicyModel, a provider.PolicyArgs) (provider.ModelSettings, error) {
+	Policy: toyPolicy,
+	Probe:  func(m provider.PolicyModel) (any, error) { return map[string]string{"model": m.Name}, nil },
+}
+
+// toyRule is a row of the toy's rules file: columns no other provider has, decoded by the toy's
+// own policy.
+type toyRule struct {
+	Moods  []string `json:"toy_moods"`
+	Sleepy bool     `json:"toy_sleepy"`
+}
+
+func toyPolicy(m provider.PolicyModel, a provider.PolicyArgs) (provider.ModelSettings, error) {
+	if len(m.Rules) == 0 {
 		return provider.ModelSettings{}, nil
-	},
-	Probe: func(model string, _ *provider.ModelRule) any { return map[string]string{"model": model} },
+	}
+	var r toyRule
+	if err := provider.DecodeRules(m, &r); err != nil {
+		return provider.ModelSettings{}, err
+	}
+	effort := r.Moods[0]
+	if r.Sleepy {
+		effort = "none"
+	}
+	return provider.ModelSettings{ReasoningEffort: &effort}, nil
 }
 
 func init() { provider.Register(toy) }
+
+func TestToyProviderDecodesItsOwnRules(t *testing.T) {
+	d, _ := provider.Lookup("t")
+	got, err := d.Settings([]provider.PolicyModel{{Name: "toy-1", Rules: json.RawMessage(`{"toy_moods":"calm|keen","toy_sleepy":"FALSE"}`)}},
+		provider.PolicyArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, err := d.SettingsJSON(got[0]); err != nil || string(js) != `{"reasoning_effort":"calm"}` {
+		t.Fatalf("settings %s (%v)", js, err)
+	}
+	if _, err := d.Settings([]provider.PolicyModel{{Name: "toy-1", Rules: json.RawMessage(`{"toy_moods":"calm","top_p_ok":"TRUE"}`)}},
+		provider.PolicyArgs{}); err == nil {
+		t.Fatal("a column of another provider was taken")
+	}
+}
 
 func TestToyProviderScreensThroughTheEngine(t *testing.T) {
 	var calls atomic.Int64

@@ -16,7 +16,13 @@ type anthropic struct{}
 
 func newAnthropic() *anthropic { return &anthropic{} }
 
+func init() { registerProtocol(false, func() (protocol, error) { return newAnthropic(), nil }) }
+
 func (a *anthropic) name() string { return "anthropic" }
+
+func (a *anthropic) chatPath() string { return "/v1/messages" }
+
+func (a *anthropic) gives(kind string) bool { return kind == Fault529 }
 
 func (a *anthropic) match(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
 

@@ -210,9 +210,7 @@ func (s *Server) runLine(fb *fakeBatch, body []byte) (int, []byte) {
 		if p.name() != fb.protocol {
 			continue
 		}
-		path := map[string]string{"openai": "/v1/chat/completions", "anthropic": "/v1/messages",
-			"mistral": "/mistral/v1/chat/completions"}[fb.protocol]
-		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, p.chatPath(), bytes.NewReader(body))
 		req.Header = fb.header.Clone()
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()

@@ -228,20 +228,6 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, p protocol, p
 	p.writeAnswer(w, req, a)
 }
 
-// protocolFault returns the fault a protocol gives for a chosen kind: the
-// kinds only one protocol has become the nearest common kind elsewhere
-// (529 -> 503 but for Anthropic, finish_error -> 500 but for Mistral).
-// Counters count the kind given.
-func protocolFault(p protocol, kind string) string {
-	switch {
-	case kind == Fault529 && p.name() != "anthropic":
-		return Fault503
-	case kind == FaultFinishError && p.name() != "mistral":
-		return Fault500
-	}
-	return kind
-}
-
 // unlimited is the limit the fake reports when it enforces none: one that no client reaches,
 // since a client follows the limits a provider reports (the zero-latency benches would otherwise
 // measure a made-up allowance).

@@ -13,8 +13,8 @@
 // Layout: the protocol-neutral server (routing, limits, faults, latency,
 // counters) lives in server.go, chat.go, limits.go, stats.go, config.go,
 // args.go and random.go; each wire protocol is one protocol implementation in
-// its own files (protocol.go says how to add one). One server speaks all
-// three protocols, chosen by the path:
+// its own files, registered there (protocol.go says how to add one). One
+// server speaks all three protocols, chosen by the path:
 //
 //	POST .../v1/messages                    Anthropic Messages (anthropic*.go; provider B;
 //	                                        headers x-api-key and anthropic-version)
@@ -36,4 +36,5 @@
 //	GET  /_fake/config    the configuration in force
 //	POST /_fake/config    change some settings (JSON object, keys as in Config)
 //	GET  /_fake/requests  the last requests received (?n=10), keys redacted
+//	GET  /_fake/protocols each protocol's chat path (R builds the providers' URLs from it)
 package fakeprovider

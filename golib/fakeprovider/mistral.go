@@ -33,7 +33,13 @@ func newMistral() (*mistral, error) {
 	})
 }
 
+func init() { registerProtocol(false, func() (protocol, error) { return newMistral() }) }
+
 func (m *mistral) name() string { return "mistral" }
+
+func (m *mistral) chatPath() string { return mistralPrefix + "v1/chat/completions" }
+
+func (m *mistral) gives(kind string) bool { return kind == FaultFinishError }
 
 func (m *mistral) match(path string) bool {
 	return strings.HasPrefix(path, mistralPrefix) && strings.HasSuffix(path, "/chat/completions")

@@ -26,7 +26,11 @@ func newOpenAI() (*openAI, error) {
 	})
 }
 
+func init() { registerProtocol(true, func() (protocol, error) { return newOpenAI() }) }
+
 func (o *openAI) name() string { return "openai" }
+
+func (o *openAI) chatPath() string { return "/v1/chat/completions" }
 
 func (o *openAI) match(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
 

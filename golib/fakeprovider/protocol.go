@@ -2,19 +2,23 @@ package fakeprovider
 
 import (
 	"net/http"
+	"sort"
 	"time"
 )
 
 // protocol is one provider wire protocol. The server does routing, limits,
 // faults, latency and counting; a protocol authenticates, validates and
 // reads a request, and writes answers and errors in its own format.
-// To add one, implement this interface in its own files and list it in
-// newProtocols. A protocol may also implement requestIDNamer and pathOwner.
+// To add one, implement this interface in its own files and register it
+// there (registerProtocol, in an init). A protocol may also implement
+// requestIDNamer, pathOwner and faultGiver.
 type protocol interface {
 	// name is a short identifier ("openai").
 	name() string
 	// match reports whether the path is this protocol's chat endpoint.
 	match(path string) bool
+	// chatPath is the chat endpoint's path on the fake (a batch's lines are run through it).
+	chatPath() string
 	// apiKey returns the credential the request carries ("" if none).
 	apiKey(r *http.Request) string
 	// parse validates a request body (already read) and extracts what the
@@ -28,19 +32,47 @@ type protocol interface {
 	setRateHeaders(h http.Header, s rateSnapshot)
 }
 
-// newProtocols returns the protocols the server speaks, in match order:
-// Mistral (paths under /mistral/) before OpenAI (any path ending in
-// /chat/completions), Anthropic (paths ending in /v1/messages).
+type protocolMaker struct {
+	make     func() (protocol, error)
+	fallback bool
+}
+
+var protocolMakers []protocolMaker
+
+// registerProtocol adds a protocol to every server. A fallback protocol is
+// matched after the others (its endpoint's suffix may end another's path, as
+// OpenAI's /chat/completions ends Mistral's) and words the 404 of a path no
+// protocol owns.
+func registerProtocol(fallback bool, make func() (protocol, error)) {
+	protocolMakers = append(protocolMakers, protocolMaker{make, fallback})
+}
+
+// newProtocols returns the protocols the server speaks, in match order: by
+// name, the fallback last.
 func newProtocols() ([]protocol, error) {
-	oa, err := newOpenAI()
-	if err != nil {
-		return nil, err
+	type entry struct {
+		p        protocol
+		fallback bool
 	}
-	mi, err := newMistral()
-	if err != nil {
-		return nil, err
+	es := make([]entry, len(protocolMakers))
+	for i, m := range protocolMakers {
+		p, err := m.make()
+		if err != nil {
+			return nil, err
+		}
+		es[i] = entry{p, m.fallback}
 	}
-	return []protocol{newAnthropic(), mi, oa}, nil
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].fallback != es[j].fallback {
+			return es[j].fallback
+		}
+		return es[i].p.name() < es[j].p.name()
+	})
+	out := make([]protocol, len(es))
+	for i, e := range es {
+		out[i] = e.p
+	}
+	return out, nil
 }
 
 // requestIDNamer is implemented by protocols whose request id travels in
@@ -58,9 +90,29 @@ func requestIDHeader(p protocol) string {
 
 // pathOwner is implemented by protocols that answer a 404 for unknown paths
 // of their own (e.g. everything under /mistral/). Other unknown paths get
-// OpenAI's 404.
+// the fallback protocol's 404.
 type pathOwner interface {
 	owns(path string) bool
+}
+
+// faultGiver is implemented by protocols that give a fault kind of their own
+// (faultElsewhere), which the others replace by the nearest common kind.
+type faultGiver interface {
+	gives(kind string) bool
+}
+
+// faultElsewhere maps the fault kinds of one protocol to the kind the others give instead.
+var faultElsewhere = map[string]string{Fault529: Fault503, FaultFinishError: Fault500}
+
+// protocolFault returns the fault a protocol gives for a chosen kind. Counters
+// count the kind given.
+func protocolFault(p protocol, kind string) string {
+	if common, special := faultElsewhere[kind]; special {
+		if g, ok := p.(faultGiver); !ok || !g.gives(kind) {
+			return common
+		}
+	}
+	return kind
 }
 
 // failureKind says what went wrong, independently of how a protocol words it.

@@ -288,21 +288,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // notFoundProtocol is the protocol that words a 404 for path: one that owns
-// the path, else OpenAI.
+// the path, else the last in match order (the fallback protocol).
 func (s *Server) notFoundProtocol(path string) protocol {
-	var fallback protocol
 	for _, p := range s.protocols {
 		if o, ok := p.(pathOwner); ok && o.owns(path) {
 			return p
 		}
-		if p.name() == "openai" {
-			fallback = p
-		}
 	}
-	if fallback == nil {
-		fallback = s.protocols[0]
-	}
-	return fallback
+	return s.protocols[len(s.protocols)-1]
 }
 
 func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
@@ -331,6 +324,12 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, c)
+	case "GET /_fake/protocols":
+		paths := make(map[string]string, len(s.protocols))
+		for _, p := range s.protocols {
+			paths[p.name()] = p.chatPath()
+		}
+		writeJSON(w, http.StatusOK, paths)
 	case "GET /_fake/requests":
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		writeJSON(w, http.StatusOK, s.recent.list(n))

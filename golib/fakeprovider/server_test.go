@@ -9,6 +9,27 @@ import (
 	"testing"
 )
 
+func TestProtocolsEndpointGivesEachChatPath(t *testing.T) {
+	srv, base := startServer(t, "")
+	var paths map[string]string
+	getJSON(t, base+"/_fake/protocols", &paths)
+	if len(paths) != len(srv.protocols) || paths["anthropic"] != "/v1/messages" ||
+		paths["mistral"] != "/mistral/v1/chat/completions" || paths["openai"] != "/v1/chat/completions" {
+		t.Fatalf("paths %v", paths)
+	}
+	// each path is routed to its own protocol
+	for i, p := range srv.protocols {
+		for j, q := range srv.protocols {
+			if q.match(p.chatPath()) {
+				if i != j {
+					t.Errorf("%s's path %s goes to %s", p.name(), p.chatPath(), q.name())
+				}
+				break
+			}
+		}
+	}
+}
+
 func TestConfigEndpoint(t *testing.T) {
 	_, base := startServer(t, "")
 	configure(t, base, `{"rpm":600,"faults":{"500":0.1},"invalid_keys":"bad","fail_matching":{"substring":"s","kind":"drop"}}`)

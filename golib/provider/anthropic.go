@@ -41,9 +41,10 @@ var anthropicDescriptor = Descriptor{
 	ModelFields:   []string{"reasoning_effort", "thinking", "forced_tool", "price_in", "price_cached_in", "price_cache_write", "price_out"},
 	SettingFields: []string{"reasoning_effort", "thinking", "forced_tool", "allowance_effort"},
 	Policy:        anthropicPolicy,
-	Probe: func(model string, _ *ModelRule) any {
-		return map[string]any{"model": model, "max_tokens": 16, "messages": probeMessages}
+	Probe: func(m PolicyModel) (any, error) {
+		return map[string]any{"model": m.Name, "max_tokens": 16, "messages": probeMessages}, nil
 	},
+	CheckBody: anthropicSampling,
 }
 
 func init() {
@@ -267,6 +268,67 @@ func (a *anthropic) RateState(h http.Header, now time.Time) RateState {
 	return rateState(anthropicDescriptor.Rate, h, now)
 }
 
+// anthropicRule is a row of provider B's rules file.
+type anthropicRule struct {
+	// ReasoningValues are the output_config.effort values the model takes.
+	ReasoningValues       []string `json:"reasoning_values"`
+	AcceptsReasoningField bool     `json:"accepts_reasoning_field"`
+	ThinkingDefaultOn     bool     `json:"thinking_default_on"`
+	CanDisableThinking    bool     `json:"can_disable_thinking"`
+	// ThinkingOffEfforts are the efforts at which thinking can be disabled.
+	ThinkingOffEfforts []string `json:"thinking_off_efforts"`
+	ForcedToolOK       bool     `json:"forced_tool_ok"`
+	// SamplingOK: the model takes non-default sampling parameters (anthropicSampling).
+	SamplingOK bool `json:"sampling_ok"`
+}
+
+// anthropicSampling checks the sampling parameters in `...`: the Claude 5 models reject any
+// non-default value, and the older models take temperature or top_p, not both. Models without
+// rules are sent what the user gave.
+func anthropicSampling(models []PolicyModel, fields []string) error {
+	var sampling []string
+	for _, f := range []string{"temperature", "top_p", "top_k"} {
+		if slices.Contains(fields, f) {
+			sampling = append(sampling, f)
+		}
+	}
+	if len(sampling) == 0 {
+		return nil
+	}
+	var refuse []string
+	known := false
+	for _, m := range models {
+		if !m.hasRules() {
+			continue
+		}
+		var r anthropicRule
+		if err := DecodeRules(m, &r); err != nil {
+			return err
+		}
+		known = true
+		if !r.SamplingOK {
+			refuse = append(refuse, m.Name)
+		}
+	}
+	class := []string{"tabscreen_error_model_sampling", "tabscreen_error_model"}
+	if len(refuse) > 0 {
+		verb, which := "rejects", "this model"
+		if len(refuse) > 1 {
+			verb, which = "reject", "these models"
+		}
+		fields := quoted(sampling, "and")
+		return &ArgError{Classes: class, Arg: "...", Bullets: []Bullet{
+			{"", fmt.Sprintf("%s %s non-default sampling parameters, so `...` must not set %s.", quoted(refuse, "and"), verb, fields)},
+			{"i", fmt.Sprintf("Leave %s out for %s, or use \"claude-haiku-4-5\", which takes them.", fields, which)}}}
+	}
+	if known && slices.Contains(sampling, "temperature") && slices.Contains(sampling, "top_p") {
+		return &ArgError{Classes: class, Arg: "...", Bullets: []Bullet{
+			{"", "`...` sets both temperature and top_p."},
+			{"i", "Provider B's models take one of them, not both."}}}
+	}
+	return nil
+}
+
 // anthropicPolicy chooses, per model, the request that yields exactly one tool call
 // (providers.md 0.2):
 //   - effort: output_config.effort. "none" (thinking off) is sent as "low", the least effort; a
@@ -285,7 +347,7 @@ func (a *anthropic) RateState(h http.Header, now time.Time) RateState {
 func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 	given := a.Given.ReasoningEffort
 	none := a.ReasoningEffort == "none"
-	if m.Rules == nil {
+	if !m.hasRules() {
 		var s ModelSettings
 		if given && !none {
 			s.ReasoningEffort = str(a.ReasoningEffort)
@@ -297,8 +359,11 @@ func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 		s.AllowanceEffort = s.ReasoningEffort
 		return s, nil
 	}
-	r := m.Rules
-	values := splitValues(r.ReasoningValues)
+	var r anthropicRule
+	if err := DecodeRules(m, &r); err != nil {
+		return ModelSettings{}, err
+	}
+	values := r.ReasoningValues
 	var effort *string
 	switch {
 	case !r.AcceptsReasoningField:
@@ -318,7 +383,7 @@ func anthropicPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 		}
 		return ModelSettings{}, effortNotTaken(m.Name, a.ReasoningEffort, takes)
 	}
-	canOff := r.CanDisableThinking && (effort == nil || slices.Contains(splitValues(r.ThinkingOffEfforts), *effort))
+	canOff := r.CanDisableThinking && (effort == nil || slices.Contains(r.ThinkingOffEfforts, *effort))
 	if none && r.ThinkingDefaultOn && !canOff {
 		return ModelSettings{}, argError("tabscreen_error_model_reasoning", "reasoning_effort",
 			fmt.Sprintf("Model %q cannot turn thinking off, so it does not take `reasoning_effort = \"none\"`.", m.Name),

@@ -35,8 +35,8 @@ var mistralDescriptor = Descriptor{
 	SettingFields:    []string{"reasoning_effort", "send_top_p"},
 	Policy:           mistralPolicy,
 	Batch:            newMistralBatch,
-	Probe: func(model string, _ *ModelRule) any {
-		return map[string]any{"model": model, "messages": probeMessages, "max_tokens": 16}
+	Probe: func(m PolicyModel) (any, error) {
+		return map[string]any{"model": m.Name, "messages": probeMessages, "max_tokens": 16}, nil
 	},
 }
 
@@ -83,18 +83,28 @@ func mistralErrorMessage(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %s", status, snippet(body))
 }
 
+// mistralRule is a row of provider C's rules file.
+type mistralRule struct {
+	ReasoningValues       []string `json:"reasoning_values"`
+	AcceptsReasoningField bool     `json:"accepts_reasoning_field"`
+	TopPOK                bool     `json:"top_p_ok"`
+}
+
 // mistralPolicy: reasoning_effort goes only to models whose rules take the field, since the others
 // may answer 422 (for them "none" is left out and "high" is an error); top_p goes to every known
 // model, to a model without rules only when given.
 func mistralPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
-	if m.Rules == nil {
+	if !m.hasRules() {
 		return asGiven(a), nil
 	}
-	r := m.Rules
+	var r mistralRule
+	if err := DecodeRules(m, &r); err != nil {
+		return ModelSettings{}, err
+	}
 	var effort *string
 	switch {
 	case r.AcceptsReasoningField:
-		values := splitValues(r.ReasoningValues)
+		values := r.ReasoningValues
 		if !slices.Contains(values, a.ReasoningEffort) {
 			return ModelSettings{}, effortNotTaken(m.Name, a.ReasoningEffort, values)
 		}

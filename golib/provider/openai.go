@@ -65,19 +65,64 @@ func flexUnavailable(r Response) bool {
 		strings.Contains(strings.ToLower(e.Error.Message), "resource unavailable")
 }
 
+// openAIRule is a row of provider A's rules file.
+type openAIRule struct {
+	// ReasoningValues are the reasoning_effort values the model takes.
+	ReasoningValues []string `json:"reasoning_values"`
+	// ToolsNeedNone: the model calls function tools on Chat Completions only with effort "none".
+	ToolsNeedNone         bool `json:"tools_need_none"`
+	AcceptsReasoningField bool `json:"accepts_reasoning_field"`
+	AcceptsVerbosity      bool `json:"accepts_verbosity"`
+	TopPOK                bool `json:"top_p_ok"`
+	// ForceClass is the model's class for the spec's guard on repetitions (openAIRepsLimit).
+	ForceClass string `json:"force_class"`
+}
+
+// openAIRepsLimit is the spec's guard on repetitions, by force class: a larger model is screened
+// once per record, an older small one at most 10 times, the default small one without a limit; a
+// model without rules at most 10 times, as on the other providers.
+var openAIRepsLimit = map[string]struct {
+	limit int
+	what  string
+}{
+	"small_default": {0, ""},
+	"small_old":     {10, "an older small model, which is screened at most 10 times per record"},
+	"large":         {1, "a larger model, which is screened once per record"},
+	"":              {10, "a model without known rules (a custom model), which is screened at most 10 times per record"},
+}
+
+func openAIGuard(m PolicyModel, class string, force bool) error {
+	g, ok := openAIRepsLimit[class]
+	if !ok {
+		return fmt.Errorf("model %q: unknown force class %q", m.Name, class)
+	}
+	if force || g.limit == 0 || m.Reps <= g.limit {
+		return nil
+	}
+	return &ArgError{Classes: []string{"tabscreen_error_force"}, Arg: "reps", Bullets: []Bullet{
+		{"", fmt.Sprintf("`reps`: %d repetitions of model %q are refused: it is %s.", m.Reps, m.Name, g.what)},
+		{"i", "Set `force = TRUE` if you really mean it."}}}
+}
+
 // openAIProbe asks for at most 16 tokens, with the cheapest reasoning setting the model takes.
-func openAIProbe(model string, r *ModelRule) any {
-	body := map[string]any{"model": model, "messages": probeMessages, "max_completion_tokens": 16}
-	if r != nil && r.AcceptsReasoningField {
-		values := splitValues(r.ReasoningValues)
+func openAIProbe(m PolicyModel) (any, error) {
+	body := map[string]any{"model": m.Name, "messages": probeMessages, "max_completion_tokens": 16}
+	if !m.hasRules() {
+		return body, nil
+	}
+	var r openAIRule
+	if err := DecodeRules(m, &r); err != nil {
+		return nil, err
+	}
+	if r.AcceptsReasoningField {
 		for _, e := range []string{"none", "minimal", "low"} {
-			if slices.Contains(values, e) {
+			if slices.Contains(r.ReasoningValues, e) {
 				body["reasoning_effort"] = e
 				break
 			}
 		}
 	}
-	return body
+	return body, nil
 }
 
 func openAIErrorMessage(status int, body []byte) string {
@@ -97,11 +142,22 @@ func openAIErrorMessage(status int, body []byte) string {
 // not reasoning models get neither reasoning_effort nor verbosity; top_p goes only to models that
 // take it at their effort. A model without rules gets exactly what the user gave.
 func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
-	if m.Rules == nil {
-		return asGiven(a), nil
+	if !m.hasRules() {
+		return asGiven(a), openAIGuard(m, "", a.Force)
 	}
-	r := m.Rules
-	effort, err := openAIEffort(m.Name, r, a)
+	var r openAIRule
+	if err := DecodeRules(m, &r); err != nil {
+		return ModelSettings{}, err
+	}
+	s, err := openAISettings(m.Name, &r, a)
+	if err != nil {
+		return ModelSettings{}, err
+	}
+	return s, openAIGuard(m, r.ForceClass, a.Force)
+}
+
+func openAISettings(model string, r *openAIRule, a PolicyArgs) (ModelSettings, error) {
+	effort, err := openAIEffort(model, r, a)
 	if err != nil {
 		return ModelSettings{}, err
 	}
@@ -111,7 +167,7 @@ func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 		s.Verbosity = str(a.Verbosity)
 	case a.Given.Verbosity:
 		return ModelSettings{}, argError("tabscreen_error_model_verbosity", "verbosity",
-			fmt.Sprintf("Model %q does not take `verbosity`.", m.Name),
+			fmt.Sprintf("Model %q does not take `verbosity`.", model),
 			"Leave `verbosity` out, or use a model of the GPT-5 or GPT-6 families.")
 	}
 	topP := r.TopPOK && (effort == nil || *effort == "none")
@@ -120,13 +176,13 @@ func openAIPolicy(m PolicyModel, a PolicyArgs) (ModelSettings, error) {
 		if effort != nil {
 			with = fmt.Sprintf(" with reasoning_effort %q", *effort)
 		}
-		return ModelSettings{}, topPNotTaken(m.Name, with)
+		return ModelSettings{}, topPNotTaken(model, with)
 	}
 	s.SendTopP = boolp(topP)
 	return s, nil
 }
 
-func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
+func openAIEffort(model string, r *openAIRule, a PolicyArgs) (*string, error) {
 	if !r.AcceptsReasoningField {
 		if a.Given.ReasoningEffort {
 			return nil, argError("tabscreen_error_model_reasoning", "reasoning_effort",
@@ -135,7 +191,7 @@ func openAIEffort(model string, r *ModelRule, a PolicyArgs) (*string, error) {
 		}
 		return nil, nil
 	}
-	values := splitValues(r.ReasoningValues)
+	values := r.ReasoningValues
 	if r.ToolsNeedNone {
 		if !slices.Contains(values, "none") {
 			e := argError("tabscreen_error_model_tools", "model",

@@ -7,35 +7,66 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
 
-// ModelRule is one row of the rules table (inst/extdata/model_rules.csv), as R reads it.
-type ModelRule struct {
-	ReasoningValues       string `json:"reasoning_values"`
-	ToolsNeedNone         bool   `json:"tools_need_none"`
-	AcceptsReasoningField bool   `json:"accepts_reasoning_field"`
-	AcceptsVerbosity      bool   `json:"accepts_verbosity"`
-	TopPOK                bool   `json:"top_p_ok"`
-	ThinkingDefaultOn     bool   `json:"thinking_default_on"`
-	CanDisableThinking    bool   `json:"can_disable_thinking"`
-	ThinkingOffEfforts    string `json:"thinking_off_efforts"`
-	ForcedToolOK          bool   `json:"forced_tool_ok"`
-}
+// A model's rules are one row of its provider's rules file (inst/extdata/model_rules/<letter>.csv),
+// as R reads it: every column a string. The shared code carries the row as it came; each policy
+// decodes it into a struct of its own (DecodeRules), so a protocol's columns are its own.
 
-func splitValues(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "|")
-}
-
-// PolicyModel is a model of the call: its name and, unless it is a custom model or priced by the
-// user without rules, its rules.
+// PolicyModel is a model of the call: its name, its repetitions and, unless it is a custom model
+// or priced by the user without rules, its rules.
 type PolicyModel struct {
-	Name  string     `json:"name"`
-	Rules *ModelRule `json:"rules"`
+	Name  string          `json:"name"`
+	Reps  int             `json:"reps"`
+	Rules json.RawMessage `json:"rules"`
+}
+
+// hasRules says whether the model has a rules row.
+func (m PolicyModel) hasRules() bool {
+	return len(m.Rules) > 0 && string(m.Rules) != "null"
+}
+
+// DecodeRules reads a model's rules into a policy's struct of string, bool ("TRUE" or "FALSE") and
+// []string ("|"-separated) fields named by their json tags: a column the struct does not name, one
+// of its columns missing or a value of the wrong form is an error (the file and the policy
+// disagree).
+func DecodeRules(m PolicyModel, dst any) error {
+	var row map[string]string
+	if err := json.Unmarshal(m.Rules, &row); err != nil {
+		return fmt.Errorf("rules of model %q: %w", m.Name, err)
+	}
+	v := reflect.ValueOf(dst).Elem()
+	known := map[string]bool{}
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		known[name] = true
+		s, ok := row[name]
+		if !ok {
+			return fmt.Errorf("rules of model %q: no column %q", m.Name, name)
+		}
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Bool:
+			if s != "TRUE" && s != "FALSE" {
+				return fmt.Errorf("rules of model %q: column %q holds %q, not TRUE or FALSE", m.Name, name, s)
+			}
+			f.SetBool(s == "TRUE")
+		case reflect.Slice:
+			if s != "" {
+				f.Set(reflect.ValueOf(strings.Split(s, "|")))
+			}
+		default:
+			f.SetString(s)
+		}
+	}
+	for name := range row {
+		if !known[name] {
+			return fmt.Errorf("rules of model %q: unknown column %q", m.Name, name)
+		}
+	}
+	return nil
 }
 
 // Given says which arguments the user passed (the others hold the function's defaults).
@@ -53,6 +84,8 @@ type PolicyArgs struct {
 	Given           Given     `json:"given"`
 	// Builtin is true when the built-in tool is used (no custom tools).
 	Builtin bool `json:"builtin"`
+	// Force lifts the guards on repetitions that a policy applies (the spec's `force`).
+	Force bool `json:"force"`
 }
 
 // ModelSettings are the request fields of one model, as the run options carry them. A nil field

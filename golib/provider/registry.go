@@ -55,7 +55,10 @@ type Descriptor struct {
 	// Policy decides each model's request fields from its rules and the user's arguments.
 	Policy Policy `json:"-"`
 	// Probe is the body of the smallest request to a model (rate_limits_per_minute()).
-	Probe func(model string, rules *ModelRule) any `json:"-"`
+	Probe func(m PolicyModel) (any, error) `json:"-"`
+	// CheckBody, when set, checks the names of the fields the user adds to the body (`...`)
+	// against the models' rules; nil: any field the request schema allows goes to every model.
+	CheckBody func(models []PolicyModel, fields []string) error `json:"-"`
 	// Batch builds the provider's batch API (nil: the provider has none); HasBatch says so to R.
 	Batch    func(Settings) BatchAPI `json:"-"`
 	HasBatch bool                    `json:"batch"`

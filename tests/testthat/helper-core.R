@@ -39,9 +39,10 @@ aggregate_engine <- function(answers, incl_cutoff_upper = NULL, incl_cutoff_lowe
 # Each model's request settings (one list per model) as the provider's policy in the Go core
 # decides them before a screening (TsPlan), or the argument error of a model.
 model_settings <- function(models, provider, reasoning_effort, verbosity = NULL, top_p = numeric(), given = list(),
-                           builtin = TRUE, call = rlang::caller_env()) {
-  request <- list(settings = list(provider = provider, models = tabscreen:::policy_models(models),
-    args = tabscreen:::policy_args(reasoning_effort, verbosity, top_p, given, builtin)))
+                           builtin = TRUE, reps = rep(1L, nrow(models)), force = FALSE,
+                           call = rlang::caller_env()) {
+  request <- list(settings = list(provider = provider, models = tabscreen:::policy_models(models, reps),
+    args = tabscreen:::policy_args(reasoning_effort, verbosity, top_p, given, builtin, force)))
   out <- tabscreen:::plan_core(request, call = call)
   if (!is.null(out$settings_error)) tabscreen:::abort_go_error(out$settings_error, call)
   out$settings

@@ -417,9 +417,10 @@ test_that("the program never outlives the R process that started it", {
   port_file <- withr::local_tempfile()
   child <- callr::r_bg(function(bin, src, port_file) {
     start <- if (nzchar(src)) {
-      `%||%` <- rlang::`%||%`
-      source(src, local = TRUE)
-      fake_provider_start
+      # The source's fake, over the package's other functions (the registry gives its URLs).
+      env <- new.env(parent = asNamespace("tabscreen"))
+      source(src, local = env)
+      env$fake_provider_start
     } else {
       utils::getFromNamespace("fake_provider_start", "tabscreen")
     }

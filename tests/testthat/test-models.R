@@ -1,24 +1,18 @@
-test_that("the rules table is well formed and covers every priced model", {
+test_that("the rules files are well formed and cover every priced model", {
   rules <- tabscreen:::model_rules()
   expect_s3_class(rules, "data.frame")
-  expect_named(rules, c("provider", "model", "reasoning_values", "tools_need_none", "accepts_reasoning_field",
-    "accepts_verbosity", "top_p_ok", "force_class", "thinking_default_on", "can_disable_thinking",
-    "thinking_off_efforts", "forced_tool_ok", "sampling_ok", "min_cache_tokens", "notes"))
+  expect_named(rules, c("provider", "model", "min_cache_tokens", "notes", "rules"))
   expect_type(rules$min_cache_tokens, "integer")
   expect_true(all(rules$min_cache_tokens >= 512))
   expect_false(anyDuplicated(rules[c("provider", "model")]) > 0)
-  expect_true(all(rules$force_class[rules$provider == "a"] %in% c("small_default", "small_old", "large")))
-  expect_true(all(rules$force_class[rules$provider != "a"] == "standard"))
-  expect_equal(rules$model[rules$force_class == "small_default"], "gpt-6-luna")
-  for (col in c("tools_need_none", "accepts_reasoning_field", "accepts_verbosity", "top_p_ok",
-    "thinking_default_on", "can_disable_thinking", "forced_tool_ok", "sampling_ok")) {
-    expect_type(rules[[col]], "logical")
-    expect_false(anyNA(rules[[col]]))
+  # each row carries its provider's own columns as text, for its policy in the Go core
+  for (p in unique(rules$provider)) {
+    own <- rules$rules[rules$provider == p]
+    expect_true(all(vapply(own, function(r) identical(names(r), names(own[[1]])), logical(1))), info = p)
+    expect_true(all(vapply(own, function(r) all(vapply(r, rlang::is_string, logical(1))), logical(1))), info = p)
   }
-  values <- unlist(strsplit(rules$reasoning_values[nzchar(rules$reasoning_values)], "|", fixed = TRUE))
+  values <- unlist(lapply(rules$rules, function(r) strsplit(r$reasoning_values, "|", fixed = TRUE)))
   expect_true(all(values %in% c("none", "minimal", "low", "medium", "high", "xhigh", "max")))
-  # a model that rejects the field has no values
-  expect_true(all(!nzchar(rules$reasoning_values[!rules$accepts_reasoning_field])))
   for (p in c("a", "b", "c")) {
     expect_setequal(rules$model[rules$provider == p], model_prizes$model[model_prizes$provider == p])
   }
@@ -75,19 +69,19 @@ test_that("lookup_models() finds prices and rules, and user prices come first", 
   m <- tabscreen:::lookup_models(c("gpt-6-luna", "gpt-4o-mini"), "a", custom_model = FALSE)
   expect_equal(m$model, c("gpt-6-luna", "gpt-4o-mini"))
   expect_equal(m$price_in, c(0.10, 0.15))
-  expect_equal(m$force_class, c("small_default", "small_old"))
+  expect_equal(vapply(m$rules, function(r) r$force_class, ""), c("small_default", "small_old"))
 
   withr::local_options(tabscreen.model_prizes = data.frame(model = c("my-ft-model", "gpt-6-luna"),
     input_per_million = c(1, 0.2), output_per_million = c(2, 0.6)))
   m <- tabscreen:::lookup_models(c("my-ft-model", "gpt-6-luna"), "a", custom_model = FALSE)
   expect_equal(m$price_in, c(1, 0.2))
   expect_equal(m$price_out, c(2, 0.6))
-  expect_true(is.na(m$force_class[1])) # no rules: sent as given
-  expect_equal(m$force_class[2], "small_default")
+  expect_null(m$rules[[1]]) # no rules: sent as given
+  expect_equal(m$rules[[2]]$force_class, "small_default")
 
   custom <- tabscreen:::lookup_models("ft:gpt-4o-mini:org::x", "a", custom_model = TRUE)
   expect_true(is.na(custom$price_in))
-  expect_true(is.na(custom$force_class))
+  expect_null(custom$rules[[1]])
 })
 
 test_that("a bad price option is a classed error", {
@@ -143,9 +137,10 @@ test_that("reasoning_effort follows each model's rules", {
 })
 
 test_that("each force class has its limit", {
-  check <- function(model, reps, force = FALSE) {
-    tabscreen:::check_force_a(tabscreen:::lookup_models(model, "a", FALSE), reps, force)
+  check_models <- function(models, reps, force) {
+    invisible(model_settings(models, "a", "medium", "low", 1, reps = reps, force = force))
   }
+  check <- function(model, reps, force = FALSE) check_models(tabscreen:::lookup_models(model, "a", FALSE), reps, force)
   # small_default: no repetition limit
   expect_silent(check("gpt-6-luna", 50))
   # small_old: at most 10
@@ -158,14 +153,21 @@ test_that("each force class has its limit", {
   expect_silent(check("gpt-6.1-terra", 2, force = TRUE))
   # a model without rules (custom, or a user's price row) gets the rule of providers B and C
   custom <- tabscreen:::lookup_models("ft:gpt-4o-mini:org::x", "a", custom_model = TRUE)
-  expect_silent(tabscreen:::check_force_a(custom, 10, FALSE))
-  cnd <- expect_error(tabscreen:::check_force_a(custom, 11, FALSE), class = "tabscreen_error_force")
+  expect_silent(check_models(custom, 10, FALSE))
+  cnd <- expect_error(check_models(custom, 11, FALSE), class = "tabscreen_error_force")
   expect_match(conditionMessage(cnd), "at most 10 times per record")
-  expect_silent(tabscreen:::check_force_a(custom, 11, TRUE))
-  # every rule row has one of the three classes, and each class is tested above
+  expect_silent(check_models(custom, 11, TRUE))
+  # every rule row has one of the three classes, and each class is tested above; the guard comes
+  # after the model's own rules, so a model that cannot call tools on this endpoint is refused for
+  # that at any reps
   rules <- tabscreen:::model_rules()
   for (i in which(rules$provider == "a")) {
-    limit <- switch(rules$force_class[i], small_default = Inf, small_old = 10, large = 1)
+    limit <- switch(rules$rules[[i]]$force_class, small_default = Inf, small_old = 10, large = 1)
+    r <- rules$rules[[i]]
+    if (r$tools_need_none == "TRUE" && !grepl("none", r$reasoning_values, fixed = TRUE)) {
+      expect_error(check(rules$model[i], 1), class = "tabscreen_error_model_tools")
+      next
+    }
     if (is.finite(limit)) {
       expect_error(check(rules$model[i], limit + 1), class = "tabscreen_error_force")
     }
@@ -226,11 +228,10 @@ test_that("lookup_models() gives provider B's cache prices and the rules of B an
   expect_equal(m$price_in, c(0.10, 4.00))
   expect_equal(m$price_cached_in, c(0.01, 0.20))
   expect_equal(m$price_cache_write, c(0.125, 5.00))
-  expect_equal(m$forced_tool_ok, c(TRUE, FALSE))
-  expect_equal(m$can_disable_thinking, c(TRUE, FALSE))
-  expect_equal(m$force_class, c("standard", "standard"))
+  expect_equal(vapply(m$rules, function(r) r$forced_tool_ok, ""), c("TRUE", "FALSE"))
+  expect_equal(vapply(m$rules, function(r) r$can_disable_thinking, ""), c("TRUE", "FALSE"))
   c_ <- tabscreen:::lookup_models(c("mistral-small-latest", "ministral-8b-latest"), "c", custom_model = FALSE)
-  expect_equal(c_$accepts_reasoning_field, c(TRUE, FALSE))
+  expect_equal(vapply(c_$rules, function(r) r$accepts_reasoning_field, ""), c("TRUE", "FALSE"))
   expect_true(all(is.na(c_$price_cache_write)))
   expect_error(tabscreen:::lookup_models("gpt-6-luna", "b", FALSE), class = "tabscreen_error_model_unknown")
   expect_error(tabscreen:::lookup_models("claude-haiku-5-5", "c", FALSE), class = "tabscreen_error_model_unknown")
@@ -238,7 +239,7 @@ test_that("lookup_models() gives provider B's cache prices and the rules of B an
     input_per_million = 1, output_per_million = 5, cached_input_per_million = 0.1, cache_write_per_million = 1.25))
   m <- tabscreen:::lookup_models("my-claude", "b", FALSE)
   expect_equal(c(m$price_in, m$price_cached_in, m$price_cache_write, m$price_out), c(1, 0.1, 1.25, 5))
-  expect_true(is.na(m$force_class))
+  expect_null(m$rules[[1]])
   expect_error(tabscreen:::lookup_models("my-claude", "a", FALSE), class = "tabscreen_error_model_unknown")
   withr::local_options(tabscreen.model_prizes = data.frame(model = "m", input_per_million = 1, output_per_million = 1,
     cache_write_per_million = -1))

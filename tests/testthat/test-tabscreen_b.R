@@ -223,7 +223,7 @@ test_that("model_settings_b() follows each model's rules", {
     s <- settings_b(m)
     expect_true(is.null(s$thinking) || s$thinking == "disabled", info = m)
     expect_false(isTRUE(s$forced_tool) && is.null(s$thinking) &&
-      rules$thinking_default_on[rules$model == m], info = m)
+      rules$rules[[which(rules$provider == "b" & rules$model == m)]]$thinking_default_on == "TRUE", info = m)
   }
 })
 
