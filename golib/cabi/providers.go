@@ -60,8 +60,7 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 	case "fields":
 		var t *arrowio.Table
 		var err error
-		// Read in place: the text is only measured, during this call.
-		if t, err = arrowio.View(cView(in, inLen)); err != nil {
+		if t, err = arrowio.Decode(cView(in, inLen)); err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 		if err := cTable(fieldTable(t, req.Columns), out, outLen); err != nil {
@@ -93,7 +92,7 @@ func TsPreflight(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe
 		return succeed(doc, map[string]any{"estimate": screen.Estimate(req.Estimate)})
 	case "holding":
 		// What the store holds of the run this call would continue (the records table in `in`).
-		t, err := arrowio.View(cView(in, inLen))
+		t, err := arrowio.Decode(cView(in, inLen))
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
