@@ -415,15 +415,7 @@ func TestDecodeOtherWriters(t *testing.T) {
 			}
 			assertTablesEqual(t, w, got)
 			// and arrow-go re-encodes it to something it reads back the same
-			again, err := EncodeWithAllocator(got, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Decode(again)
-			if err != nil {
-				t.Fatal(err)
-			}
-			assertTablesEqual(t, got, back)
+			assertTablesEqual(t, got, reencode(t, mem, got))
 		})
 	}
 }
@@ -526,13 +518,19 @@ func TestEncodeOfDecodedTableUsesTheStringsInPlace(t *testing.T) {
 			t.Fatalf("column %q of a built table: its strings are not adjacent", name)
 		}
 	}
-	again, err := Encode(decoded)
+	assertTablesEqual(t, orig, reencode(t, checkedAlloc(t), decoded))
+}
+
+// reencode is tab encoded with mem's buffers and decoded again.
+func reencode(t *testing.T, mem memory.Allocator, tab *Table) *Table {
+	t.Helper()
+	b, err := EncodeWithAllocator(tab, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(again)
+	back, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertTablesEqual(t, orig, back)
+	return back
 }

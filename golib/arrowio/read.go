@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -267,7 +266,7 @@ func checkBuffers(arr arrow.Array, n int) error {
 	if arr.Data().Offset() != 0 {
 		return errors.New("unexpected array offset")
 	}
-	bits := int(bitutil.BytesForBits(int64(n)))
+	bits := (n + 7) / 8
 	if arr.NullN() > 0 && bufLen(arr, 0) < bits {
 		return errors.New("validity bitmap too short")
 	}
@@ -306,9 +305,8 @@ func appendArray(c *Column, arr arrow.Array, prev, n int) error {
 				c.Valid[i] = true
 			}
 		}
-		bm := arr.NullBitmapBytes()
 		for i := 0; i < n; i++ {
-			c.Valid = append(c.Valid, bitutil.BitIsSet(bm, i))
+			c.Valid = append(c.Valid, arr.IsValid(i))
 		}
 	} else if c.Valid != nil {
 		for i := 0; i < n; i++ {
@@ -329,27 +327,27 @@ func appendArray(c *Column, arr arrow.Array, prev, n int) error {
 			return appendStrings(c, prev, n, valueBuffer(arr), func(i int) int64 { return offs[i] }, valid)
 		}
 	case *array.Int32:
-		start := len(c.I32)
-		c.I32 = append(c.I32, a.Int32Values()...)
-		for i := 0; i < n; i++ {
-			if !valid(i) {
-				c.I32[start+i] = 0
-			}
-		}
+		c.I32 = appendValues(c.I32, a.Int32Values(), valid)
 	case *array.Float64:
-		start := len(c.F64)
-		c.F64 = append(c.F64, a.Float64Values()...)
-		for i := 0; i < n; i++ {
-			if !valid(i) {
-				c.F64[start+i] = 0
-			}
-		}
+		c.F64 = appendValues(c.F64, a.Float64Values(), valid)
 	case *array.Boolean:
 		for i := 0; i < n; i++ {
 			c.Bool = append(c.Bool, valid(i) && a.Value(i))
 		}
 	}
 	return nil
+}
+
+// appendValues appends v to dst, with the zero value for a null.
+func appendValues[T int32 | float64](dst, v []T, valid func(int) bool) []T {
+	start := len(dst)
+	dst = append(dst, v...)
+	for i := range v {
+		if !valid(i) {
+			dst[start+i] = 0
+		}
+	}
+	return dst
 }
 
 // appendStrings validates offsets (monotone, inside the data buffer) and UTF-8, then appends the
