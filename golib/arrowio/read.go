@@ -42,15 +42,16 @@ func Decode(b []byte) (t *Table, err error) {
 	for i, f := range schema.Fields() {
 		c := &t.Columns[i]
 		c.Name = f.Name
+		// a column of no rows is an empty slice, not nil
 		switch f.Type.ID() {
 		case arrow.STRING, arrow.LARGE_STRING:
-			c.Kind = KindUtf8
+			c.Kind, c.Str = KindUtf8, []string{}
 		case arrow.INT32:
-			c.Kind = KindInt32
+			c.Kind, c.I32 = KindInt32, []int32{}
 		case arrow.FLOAT64:
-			c.Kind = KindFloat64
+			c.Kind, c.F64 = KindFloat64, []float64{}
 		case arrow.BOOL:
-			c.Kind = KindBool
+			c.Kind, c.Bool = KindBool, []bool{}
 		default:
 			return nil, fmt.Errorf("arrowio: column %q has unsupported Arrow type %s", f.Name, f.Type)
 		}
@@ -73,28 +74,6 @@ func Decode(b []byte) (t *Table, err error) {
 	}
 	if err := rdr.Err(); err != nil {
 		return nil, fmt.Errorf("arrowio: invalid IPC stream: %w", err)
-	}
-	for i := range t.Columns {
-		// zero-row and all-batches-empty columns still get a non-nil slice
-		c := &t.Columns[i]
-		switch c.Kind {
-		case KindUtf8:
-			if c.Str == nil {
-				c.Str = []string{}
-			}
-		case KindInt32:
-			if c.I32 == nil {
-				c.I32 = []int32{}
-			}
-		case KindFloat64:
-			if c.F64 == nil {
-				c.F64 = []float64{}
-			}
-		case KindBool:
-			if c.Bool == nil {
-				c.Bool = []bool{}
-			}
-		}
 	}
 	return t, nil
 }
