@@ -60,10 +60,7 @@ func recordsOf(table *arrowio.Table) (engine.Records, error) {
 	}
 	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
 	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
-		recs.StudyIDs = make([]string, len(c.Str))
-		for i, id := range c.Str {
-			recs.StudyIDs[i] = strings.Clone(id) // kept for the store, past this call
-		}
+		recs.StudyIDs = c.Str
 	}
 	return recs, nil
 }
@@ -80,9 +77,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	startProfile()
 	var table *arrowio.Table
 	var err error
-	// Read in place, in R's memory, which stays put for the call: the run keeps the questions it
-	// builds from the text, not the text (the study ids are cloned below).
-	table, err = arrowio.View(cView(records, recordsLen))
+	// Read from R's memory without a copy of the stream (Decode copies each column into Go's): the
+	// run keeps the questions it builds from the text, and the text is garbage once they are built.
+	table, err = arrowio.Decode(cView(records, recordsLen))
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
@@ -186,7 +183,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	memPhase("run finished")
 	var mergeTable *arrowio.Table
 	if mergeLen > 0 {
-		if mergeTable, err = arrowio.Decode(goBytes(merge, mergeLen)); err != nil {
+		if mergeTable, err = arrowio.Decode(cView(merge, mergeLen)); err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}
@@ -259,7 +256,7 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	if err := decodeStrict("aggregation options", []byte(C.GoString(options)), &o); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
 	}
-	table, err := arrowio.Decode(goBytes(answers, answersLen))
+	table, err := arrowio.Decode(cView(answers, answersLen))
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
