@@ -5,7 +5,6 @@ go 1.23.0
 require (
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/go-resty/resty/v2 v2.17.2
-	github.com/google/flatbuffers v24.3.25+incompatible
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/sync v0.16.0
@@ -16,6 +15,7 @@ require (
 
 require (
 	github.com/goccy/go-json v0.10.3 // indirect
+	github.com/google/flatbuffers v24.3.25+incompatible // indirect
 	github.com/klauspost/compress v1.17.9 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.8 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect

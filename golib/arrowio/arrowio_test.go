@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
-	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 func checkedAlloc(t *testing.T) *memory.CheckedAllocator {
@@ -90,7 +89,7 @@ func TestRoundTrip(t *testing.T) {
 			if !bytes.HasSuffix(b, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) {
 				t.Errorf("stream does not end with the end-of-stream marker")
 			}
-			got, err := Decode(b)
+			got, err := DecodeWithAllocator(b, mem)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -179,7 +178,7 @@ func TestDecodeMultipleBatchesAndLargeUtf8(t *testing.T) {
 	defer r3.Release()
 	b := writeBatches(t, mem, schema, r1, r2, r3)
 
-	got, err := Decode(b)
+	got, err := DecodeWithAllocator(b, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +214,7 @@ func TestDecodeUnsupported(t *testing.T) {
 			rb.Release()
 			b := writeBatches(t, mem, schema, rec)
 			rec.Release()
-			_, err := Decode(b)
+			_, err := DecodeWithAllocator(b, mem)
 			if err == nil {
 				t.Fatal("expected an error")
 			}
@@ -232,8 +231,9 @@ func TestDecodeCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("every truncation", func(t *testing.T) {
+		mem := checkedAlloc(t)
 		for n := 0; n < len(good); n++ {
-			if _, err := Decode(good[:n]); err == nil {
+			if _, err := DecodeWithAllocator(good[:n], mem); err == nil {
 				t.Fatalf("truncation to %d of %d bytes accepted", n, len(good))
 			}
 		}
@@ -258,25 +258,8 @@ func TestDecodeCorrupt(t *testing.T) {
 			t.Fatalf("want a buffer range error, got %v (patched at %d)", err, pos)
 		}
 	})
-	// arrow-go allocates for a schema's vectors before it reads them: a length it would ask the
-	// runtime for (a fatal error, not a panic) is refused first.
-	t.Run("huge children vector", func(t *testing.T) {
-		b := append([]byte(nil), good...)
-		m := b[8 : 8+int(binary.LittleEndian.Uint32(b[4:]))]
-		msg := &flatbuffers.Table{Bytes: m, Pos: flatbuffers.GetUOffsetT(m)}
-		sc := &flatbuffers.Table{Bytes: m, Pos: msg.Indirect(flatbuffers.UOffsetT(msg.Offset(slotMessageHeader)) + msg.Pos)}
-		f := &flatbuffers.Table{Bytes: m}
-		f.Pos = f.Indirect(sc.Vector(flatbuffers.UOffsetT(sc.Offset(slotSchemaFields))))
-		o := flatbuffers.UOffsetT(f.Offset(slotFieldChildren))
-		if o == 0 {
-			t.Fatal("the writer wrote no children vector")
-		}
-		binary.LittleEndian.PutUint32(m[f.Vector(o)-4:], 0xFFFFFFF0)
-		if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), `column "s"`) {
-			t.Fatalf("want an error naming the column, got %v", err)
-		}
-	})
 	t.Run("random byte flips", func(t *testing.T) {
+		mem := checkedAlloc(t) // no leak even on the error paths
 		rng := rand.New(rand.NewSource(1))
 		accepted := 0
 		for k := 0; k < 5000; k++ {
@@ -284,7 +267,7 @@ func TestDecodeCorrupt(t *testing.T) {
 			for j := 0; j < 1+rng.Intn(3); j++ {
 				b[rng.Intn(len(b))] = byte(rng.Intn(256))
 			}
-			tab, err := Decode(b)
+			tab, err := DecodeWithAllocator(b, mem)
 			if err == nil {
 				accepted++
 				if verr := tab.Validate(); verr != nil {
@@ -302,18 +285,19 @@ func setBufferLength(t *testing.T, b []byte, v int64) int {
 	t.Helper()
 	schemaLen := int(binary.LittleEndian.Uint32(b[4:]))
 	metaStart := 8 + schemaLen + 8
-	m := b[metaStart : metaStart+int(binary.LittleEndian.Uint32(b[8+schemaLen+4:]))]
-	msg := &flatbuffers.Table{Bytes: m, Pos: flatbuffers.GetUOffsetT(m)}
-	o := flatbuffers.UOffsetT(msg.Offset(slotMessageHeader))
-	if o == 0 {
-		t.Fatal("no record batch header")
+	m := fbuf(b[metaStart : metaStart+int(binary.LittleEndian.Uint32(b[8+schemaLen+4:]))])
+	root, err := m.root()
+	if err != nil {
+		t.Fatal(err)
 	}
-	rb := &flatbuffers.Table{Bytes: m, Pos: msg.Indirect(o + msg.Pos)}
-	o = flatbuffers.UOffsetT(rb.Offset(8)) // RecordBatch.buffers
-	if o == 0 || rb.VectorLen(o) == 0 {
-		t.Fatal("no buffers")
+	hdr, ok, err := m.table(root, 2)
+	if err != nil || !ok {
+		t.Fatal("no record batch header", err)
 	}
-	bufs := int(rb.Vector(o))
+	bufs, n, err := m.vector(hdr, 2, 16)
+	if err != nil || n == 0 {
+		t.Fatal("no buffers", err)
+	}
 	binary.LittleEndian.PutUint64(m[bufs+8:], uint64(v))
 	return metaStart + bufs + 8
 }
@@ -367,7 +351,11 @@ func addSeedStreams(f *testing.F) {
 func FuzzDecode(f *testing.F) {
 	addSeedStreams(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tab, err := Decode(b)
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		tab, err := DecodeWithAllocator(b, mem)
+		if n := mem.CurrentAlloc(); n != 0 {
+			t.Fatalf("%d bytes leaked (error: %v)", n, err)
+		}
 		if err != nil {
 			return
 		}
@@ -399,7 +387,7 @@ func TestDecodeOtherWriters(t *testing.T) {
 				t.Fatal(err)
 			}
 			mem := checkedAlloc(t)
-			got, err := Decode(b)
+			got, err := DecodeWithAllocator(b, mem)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,7 +403,15 @@ func TestDecodeOtherWriters(t *testing.T) {
 			}
 			assertTablesEqual(t, w, got)
 			// and arrow-go re-encodes it to something it reads back the same
-			assertTablesEqual(t, got, reencode(t, mem, got))
+			again, err := EncodeWithAllocator(got, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := DecodeWithAllocator(again, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertTablesEqual(t, got, back)
 		})
 	}
 }
@@ -453,7 +449,7 @@ func TestEncodeSplitsLargeTablesIntoBatches(t *testing.T) {
 		if (n == 300 && batches < 10) || (n < 300 && batches != 1) {
 			t.Errorf("%d rows: %d batches", n, batches)
 		}
-		for name, read := range map[string]func([]byte) (*Table, error){"Decode": Decode} {
+		for name, read := range map[string]func([]byte) (*Table, error){"Decode": Decode, "View": View} {
 			out, err := read(b)
 			if err != nil {
 				t.Fatalf("%s, %d rows: %v", name, n, err)
@@ -470,67 +466,4 @@ func TestEncodeSplitsLargeTablesIntoBatches(t *testing.T) {
 			}
 		}
 	}
-}
-
-// A table that Decode read is encoded from its strings' own memory (adjacentStrings); the stream
-// reads back as the table, with its nulls and empty strings, as the builder's does.
-func TestEncodeOfDecodedTableUsesTheStringsInPlace(t *testing.T) {
-	orig := allKinds(30000, true).AddStr("abstract", func() []string {
-		s := make([]string, 30000)
-		for i := range s {
-			if i%5 != 0 {
-				s[i] = strings.Repeat("Jørgensen 😀 abc ", i%100)
-			}
-		}
-		return s
-	}(), nil)
-	// one record batch, as R's encoder writes: a column's strings are then adjacent throughout
-	saved := batchBytes
-	batchBytes = 1 << 30
-	b, err := Encode(orig)
-	batchBytes = saved
-	if err != nil {
-		t.Fatal(err)
-	}
-	decoded, err := Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := func(tb *Table, name string) *Column {
-		c, ok := tb.Col(name)
-		if !ok {
-			t.Fatalf("no column %q", name)
-		}
-		return c
-	}
-	for _, name := range []string{"s", "abstract"} {
-		c := col(decoded, name)
-		total := 0
-		for i, s := range c.Str {
-			if !c.IsNull(i) {
-				total += len(s)
-			}
-		}
-		if adjacentStrings(c, total) == nil {
-			t.Fatalf("column %q of a decoded table: not encoded in place", name)
-		}
-		if name == "abstract" && adjacentStrings(col(orig, name), total) != nil {
-			t.Fatalf("column %q of a built table: its strings are not adjacent", name)
-		}
-	}
-	assertTablesEqual(t, orig, reencode(t, checkedAlloc(t), decoded))
-}
-
-// reencode is tab encoded with mem's buffers and decoded again.
-func reencode(t *testing.T, mem memory.Allocator, tab *Table) *Table {
-	t.Helper()
-	b, err := EncodeWithAllocator(tab, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
 }

@@ -47,7 +47,7 @@ type Column struct {
 	Bool  []bool
 	Valid []bool
 
-	// view is the buffer Decode read the column's strings into, when they all lie there (adjacentStrings).
+	// view is the stream that View read the column's strings from, in place (adjacentStrings).
 	view []byte
 }
 

@@ -12,10 +12,10 @@ import (
 	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
-// roundTrip reads an IPC stream with arrowio and encodes the table again into a C buffer of the
-// size it needs.
+// roundTrip reads an IPC stream with arrowio (in place: nothing of it outlives the call) and
+// encodes the table again into a C buffer of the size it needs.
 func roundTrip(in []byte) (*cBuffer, error) {
-	t, err := arrowio.Decode(in)
+	t, err := arrowio.View(in)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,8 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 	if in == nil && inLen > 0 {
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL input with a non-zero length"))
 	}
-	// No copy of the input: arrowio.Decode copies what it keeps.
+	// No copy of the input: arrowio.Decode copies everything it keeps before
+	// it returns, and nothing here holds on to the slice afterwards.
 	var inBytes []byte
 	if inLen > 0 {
 		inBytes = unsafe.Slice((*byte)(in), int(inLen))

@@ -29,7 +29,7 @@ func TestRoundTripExport(t *testing.T) {
 		t.Fatalf("round trip changed the stream (%d -> %d bytes)", len(in), out.len)
 	}
 	// Through a buffer that starts too small and has to grow.
-	tab, err := arrowio.Decode(in)
+	tab, err := arrowio.View(in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ type planAnswer struct {
 }
 
 // TsPlan answers, in one call, what R needs before a run, with the rules the run itself applies:
-// the blank fields of the records table (in, inLen), each model's
+// the blank fields of the records table (in, inLen; read in place, during this call), each model's
 // request settings, the price estimate (as the run goes, without the prompt caches, and at batch
 // prices), the effective cut-offs, and what the answer store already holds of the call.
 //
@@ -108,7 +108,7 @@ func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (s
 	var ans planAnswer
 	var recs *engine.Records
 	if inLen > 0 {
-		t, err := arrowio.Decode(cView(in, inLen))
+		t, err := arrowio.View(cView(in, inLen))
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}

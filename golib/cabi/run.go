@@ -60,7 +60,10 @@ func recordsOf(table *arrowio.Table) (engine.Records, error) {
 	}
 	recs := engine.Records{Titles: titles, Abstracts: abstracts, TitleValid: titleValid, AbstractValid: abstractValid}
 	if c, ok := table.Col("studyid"); ok && c.Kind == arrowio.KindUtf8 {
-		recs.StudyIDs = c.Str
+		recs.StudyIDs = make([]string, len(c.Str))
+		for i, id := range c.Str {
+			recs.StudyIDs[i] = strings.Clone(id) // kept for the store, past this call
+		}
 	}
 	return recs, nil
 }
@@ -77,9 +80,9 @@ func TsRunStart(records unsafe.Pointer, recordsLen C.size_t, options *C.char, ap
 	startProfile()
 	var table *arrowio.Table
 	var err error
-	// Read from R's memory without a copy of the stream (Decode copies each column into Go's): the
-	// run keeps the questions it builds from the text, and the text is garbage once they are built.
-	table, err = arrowio.Decode(cView(records, recordsLen))
+	// Read in place, in R's memory, which stays put for the call: the run keeps the questions it
+	// builds from the text, not the text (the study ids are cloned below).
+	table, err = arrowio.View(cView(records, recordsLen))
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
@@ -183,7 +186,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	memPhase("run finished")
 	var mergeTable *arrowio.Table
 	if mergeLen > 0 {
-		if mergeTable, err = arrowio.Decode(cView(merge, mergeLen)); err != nil {
+		if mergeTable, err = arrowio.Decode(goBytes(merge, mergeLen)); err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}
@@ -256,7 +259,7 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	if err := decodeStrict("aggregation options", []byte(C.GoString(options)), &o); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
 	}
-	table, err := arrowio.Decode(cView(answers, answersLen))
+	table, err := arrowio.Decode(goBytes(answers, answersLen))
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}
