@@ -89,7 +89,7 @@ func TestRoundTrip(t *testing.T) {
 			if !bytes.HasSuffix(b, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) {
 				t.Errorf("stream does not end with the end-of-stream marker")
 			}
-			got, err := DecodeWithAllocator(b, mem)
+			got, err := Decode(b)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -178,7 +178,7 @@ func TestDecodeMultipleBatchesAndLargeUtf8(t *testing.T) {
 	defer r3.Release()
 	b := writeBatches(t, mem, schema, r1, r2, r3)
 
-	got, err := DecodeWithAllocator(b, mem)
+	got, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestDecodeUnsupported(t *testing.T) {
 			rb.Release()
 			b := writeBatches(t, mem, schema, rec)
 			rec.Release()
-			_, err := DecodeWithAllocator(b, mem)
+			_, err := Decode(b)
 			if err == nil {
 				t.Fatal("expected an error")
 			}
@@ -231,9 +231,8 @@ func TestDecodeCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("every truncation", func(t *testing.T) {
-		mem := checkedAlloc(t)
 		for n := 0; n < len(good); n++ {
-			if _, err := DecodeWithAllocator(good[:n], mem); err == nil {
+			if _, err := Decode(good[:n]); err == nil {
 				t.Fatalf("truncation to %d of %d bytes accepted", n, len(good))
 			}
 		}
@@ -259,7 +258,6 @@ func TestDecodeCorrupt(t *testing.T) {
 		}
 	})
 	t.Run("random byte flips", func(t *testing.T) {
-		mem := checkedAlloc(t) // no leak even on the error paths
 		rng := rand.New(rand.NewSource(1))
 		accepted := 0
 		for k := 0; k < 5000; k++ {
@@ -267,7 +265,7 @@ func TestDecodeCorrupt(t *testing.T) {
 			for j := 0; j < 1+rng.Intn(3); j++ {
 				b[rng.Intn(len(b))] = byte(rng.Intn(256))
 			}
-			tab, err := DecodeWithAllocator(b, mem)
+			tab, err := Decode(b)
 			if err == nil {
 				accepted++
 				if verr := tab.Validate(); verr != nil {
@@ -352,7 +350,7 @@ func FuzzDecode(f *testing.F) {
 	addSeedStreams(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		tab, err := DecodeWithAllocator(b, mem)
+		tab, err := Decode(b)
 		if n := mem.CurrentAlloc(); n != 0 {
 			t.Fatalf("%d bytes leaked (error: %v)", n, err)
 		}
@@ -387,7 +385,7 @@ func TestDecodeOtherWriters(t *testing.T) {
 				t.Fatal(err)
 			}
 			mem := checkedAlloc(t)
-			got, err := DecodeWithAllocator(b, mem)
+			got, err := Decode(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +405,7 @@ func TestDecodeOtherWriters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := DecodeWithAllocator(again, mem)
+			back, err := Decode(again)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package arrowio
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -50,15 +49,10 @@ var batchBytes = 8 << 20
 // maxBatchRows bounds the rows of one record batch.
 const maxBatchRows = 1 << 16
 
-func encodeTo(t *Table, out io.Writer, mem memory.Allocator) (err error) {
+func encodeTo(t *Table, out io.Writer, mem memory.Allocator) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("arrowio: encode: %v", r)
-		}
-	}()
 	fields := make([]arrow.Field, len(t.Columns))
 	for i := range t.Columns {
 		dt, err := dataType(&t.Columns[i])
@@ -67,22 +61,125 @@ func encodeTo(t *Table, out io.Writer, mem memory.Allocator) (err error) {
 		}
 		fields[i] = arrow.Field{Name: t.Columns[i].Name, Type: dt, Nullable: true}
 	}
+	return writeStream(out, fields, mem, func(write func([]arrow.Array, int) error) error {
+		for lo := 0; ; {
+			hi := batchEnd(t, lo)
+			arrs := make([]arrow.Array, 0, len(t.Columns))
+			for i := range t.Columns {
+				part := t.Columns[i].rows(lo, hi)
+				a, _, err := buildArray(&part, mem)
+				if err != nil {
+					releaseAll(arrs)
+					return err
+				}
+				arrs = append(arrs, a)
+			}
+			if err := write(arrs, hi-lo); err != nil {
+				return err
+			}
+			if lo = hi; lo >= t.NumRows {
+				return nil
+			}
+		}
+	})
+}
+
+// writeStream is the one writer of IPC streams on the Go side: the schema of fields, the record
+// batches that batches writes (write takes over the arrays), and the end-of-stream marker.
+func writeStream(out io.Writer, fields []arrow.Field, mem memory.Allocator, batches func(write func(arrs []arrow.Array, rows int) error) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("arrowio: encode: %v", r)
+		}
+	}()
 	schema := arrow.NewSchema(fields, nil)
 	w := ipc.NewWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	for lo := 0; ; {
-		hi := batchEnd(t, lo)
-		if err := writeBatch(w, schema, t, lo, hi, mem); err != nil {
-			_ = w.Close()
-			return err
+	write := func(arrs []arrow.Array, rows int) error {
+		defer releaseAll(arrs)
+		rec := array.NewRecord(schema, arrs, int64(rows))
+		defer rec.Release()
+		if err := w.Write(rec); err != nil {
+			return fmt.Errorf("arrowio: encode: %w", err)
 		}
-		if lo = hi; lo >= t.NumRows {
-			break
-		}
+		return nil
+	}
+	if err := batches(write); err != nil {
+		_ = w.Close()
+		return err
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("arrowio: encode: %w", err)
 	}
 	return nil
+}
+
+func releaseAll(arrs []arrow.Array) {
+	for _, a := range arrs {
+		a.Release()
+	}
+}
+
+// Packed is a column already in Arrow's layout, for a producer that builds its text that way
+// (refs): utf8 as Offsets into Data, or int32 as I32 (when Offsets is nil). Valid is nil when
+// every value is valid.
+type Packed struct {
+	Name    string
+	Offsets []int32
+	Data    []byte
+	I32     []int32
+	Valid   []bool
+}
+
+// WritePacked writes rows rows of cols as an IPC stream of one record batch, whose arrays are
+// the columns' own buffers: the writer's copy is the only one.
+func WritePacked(w io.Writer, rows int, cols []Packed) error {
+	fields := make([]arrow.Field, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	for k := range cols {
+		c := &cols[k]
+		fields[k] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Int32, Nullable: true}
+		if c.Offsets == nil {
+			arrs[k] = packedArray(fields[k].Type, rows, c.Valid, arrow.Int32Traits.CastToBytes(c.I32))
+			continue
+		}
+		fields[k].Type = arrow.BinaryTypes.String
+		arrs[k] = packedArray(fields[k].Type, rows, c.Valid, arrow.Int32Traits.CastToBytes(c.Offsets), c.Data)
+	}
+	return writeStream(w, fields, memory.DefaultAllocator, func(write func([]arrow.Array, int) error) error {
+		return write(arrs, rows)
+	})
+}
+
+// packedArray is an array of type dt over the given value buffers, with the validity bitmap of valid.
+func packedArray(dt arrow.DataType, n int, valid []bool, buffers ...[]byte) arrow.Array {
+	bits, nulls := bitmap(valid)
+	bufs := []*memory.Buffer{bits}
+	for _, b := range buffers {
+		bufs = append(bufs, memory.NewBufferBytes(b))
+	}
+	data := array.NewData(dt, n, bufs, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// bitmap is Arrow's validity bitmap of valid (nil when every value is valid) and its null count.
+func bitmap(valid []bool) (*memory.Buffer, int) {
+	nulls := 0
+	for _, v := range valid {
+		if !v {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	bits := make([]byte, bitutil.BytesForBits(int64(len(valid))))
+	for i, v := range valid {
+		if v {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	return memory.NewBufferBytes(bits), nulls
 }
 
 // batchEnd is the end of the record batch that starts at row lo: at least one row, at most
@@ -101,29 +198,6 @@ func batchEnd(t *Table, lo int) int {
 		}
 	}
 	return hi
-}
-
-func writeBatch(w *ipc.Writer, schema *arrow.Schema, t *Table, lo, hi int, mem memory.Allocator) error {
-	arrs := make([]arrow.Array, 0, len(t.Columns))
-	defer func() {
-		for _, a := range arrs {
-			a.Release()
-		}
-	}()
-	for i := range t.Columns {
-		part := t.Columns[i].rows(lo, hi)
-		a, _, err := buildArray(&part, mem)
-		if err != nil {
-			return err
-		}
-		arrs = append(arrs, a)
-	}
-	rec := array.NewRecord(schema, arrs, int64(hi-lo))
-	defer rec.Release()
-	if err := w.Write(rec); err != nil {
-		return fmt.Errorf("arrowio: encode: %w", err)
-	}
-	return nil
 }
 
 // rows is the column's rows lo to hi, sharing its values.
@@ -238,9 +312,9 @@ func SizeHint(t *Table) int {
 	return n + text + batches*(128+72*len(t.Columns))
 }
 
-// adjacentStrings is the column as an array whose data buffer is part of the stream View read
-// it from, when its strings (but nulls and empty ones) lie end to end there, as they do within a
-// record batch. Copying the text into a builder and then again into the stream was most of a
+// adjacentStrings is the column as an array whose data buffer is the one Decode read its strings
+// into, when they (but nulls and empty ones) lie end to end there, as they do within a record
+// batch. Copying the text into a builder and then again into the stream was most of a
 // round trip's Go time; the writer copies it once. nil when that cannot be done.
 func adjacentStrings(c *Column, total int) arrow.Array {
 	if total == 0 || len(c.view) == 0 {
@@ -256,7 +330,7 @@ func adjacentStrings(c *Column, total int) arrow.Array {
 		}
 		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 		if p < base || p > limit || uintptr(len(s)) > limit-p {
-			return nil // not a string View made (changed since)
+			return nil // not a string Decode made (changed since)
 		}
 		if start == 0 {
 			start = p
@@ -269,31 +343,13 @@ func adjacentStrings(c *Column, total int) arrow.Array {
 		return nil
 	}
 	from := int(start - base)
-	offsets := make([]byte, 4*(n+1))
-	var bitmap []byte
-	nulls := 0
-	if c.Valid != nil {
-		bitmap = make([]byte, bitutil.BytesForBits(int64(n)))
-	}
-	pos := uint32(0)
+	offsets := make([]int32, n+1)
+	pos := int32(0)
 	for i, s := range c.Str {
-		if c.IsNull(i) {
-			nulls++
-		} else {
-			pos += uint32(len(s))
-			if bitmap != nil {
-				bitutil.SetBit(bitmap, i)
-			}
+		if !c.IsNull(i) {
+			pos += int32(len(s))
 		}
-		binary.LittleEndian.PutUint32(offsets[4*(i+1):], pos)
+		offsets[i+1] = pos
 	}
-	var valid *memory.Buffer
-	if nulls > 0 {
-		valid = memory.NewBufferBytes(bitmap)
-	}
-	data := array.NewData(arrow.BinaryTypes.String, n,
-		[]*memory.Buffer{valid, memory.NewBufferBytes(offsets), memory.NewBufferBytes(c.view[from : from+total])},
-		nil, nulls, 0)
-	defer data.Release()
-	return array.NewStringData(data)
+	return packedArray(arrow.BinaryTypes.String, n, c.Valid, arrow.Int32Traits.CastToBytes(offsets), c.view[from:from+total])
 }

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// decodeBoth decodes a stream with View and with arrow-go (Decode) and checks they agree, also on
+// decodeBoth decodes a stream with View and with arrow-go (the oracle) and checks they agree, also on
 // the errors they find.
 func decodeBoth(t *testing.T, b []byte) *Table {
 	t.Helper()
 	viewed, verr := View(b)
-	decoded, derr := Decode(b)
+	decoded, derr := arrowGoDecode(b)
 	if (verr == nil) != (derr == nil) {
 		t.Fatalf("View error %v, Decode error %v", verr, derr)
 	}
@@ -68,7 +68,7 @@ func FuzzView(f *testing.F) {
 	// what both accept must agree.
 	f.Fuzz(func(t *testing.T, b []byte) {
 		viewed, verr := View(b)
-		decoded, derr := Decode(b)
+		decoded, derr := arrowGoDecode(b)
 		if verr != nil {
 			if derr == nil {
 				t.Fatalf("View refuses what Decode reads: %v", verr)

@@ -70,8 +70,8 @@ func goBytes(p unsafe.Pointer, n C.size_t) []byte {
 	return b
 }
 
-// cView is a C buffer seen as a slice, for a decoder that copies what it keeps before the call
-// returns (arrowio.Decode): nothing may hold on to it afterwards.
+
+
 func cView(p unsafe.Pointer, n C.size_t) []byte {
 	if p == nil || n == 0 {
 		return nil

@@ -44,8 +44,7 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 	if in == nil && inLen > 0 {
 		return fail(doc, "tabscreen_error_ipc", fmt.Errorf("TsRoundTrip: NULL input with a non-zero length"))
 	}
-	// No copy of the input: arrowio.Decode copies everything it keeps before
-	// it returns, and nothing here holds on to the slice afterwards.
+	// Read in place (roundTrip's View): nothing holds on to the slice after the call.
 	var inBytes []byte
 	if inLen > 0 {
 		inBytes = unsafe.Slice((*byte)(in), int(inLen))

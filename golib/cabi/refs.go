@@ -137,7 +137,7 @@ func TsRefs(request *C.char, in unsafe.Pointer, inLen C.size_t, out *unsafe.Poin
 		}
 		return succeed(doc, struct{}{})
 	case "dedup":
-		table, err := arrowio.Decode(goBytes(in, inLen))
+		table, err := arrowio.Decode(cView(in, inLen))
 		if err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}

@@ -186,7 +186,7 @@ func TsRunResult(handle C.int64_t, merge unsafe.Pointer, mergeLen C.size_t, rows
 	memPhase("run finished")
 	var mergeTable *arrowio.Table
 	if mergeLen > 0 {
-		if mergeTable, err = arrowio.Decode(goBytes(merge, mergeLen)); err != nil {
+		if mergeTable, err = arrowio.Decode(cView(merge, mergeLen)); err != nil {
 			return fail(doc, "tabscreen_error_ipc", err)
 		}
 	}
@@ -259,7 +259,7 @@ func TsAggregate(answers unsafe.Pointer, answersLen C.size_t, options *C.char, o
 	if err := decodeStrict("aggregation options", []byte(C.GoString(options)), &o); err != nil {
 		return fail(doc, "tabscreen_error_internal", err)
 	}
-	table, err := arrowio.Decode(goBytes(answers, answersLen))
+	table, err := arrowio.Decode(cView(answers, answersLen))
 	if err != nil {
 		return fail(doc, "tabscreen_error_ipc", err)
 	}

@@ -4,10 +4,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/tabscreen/tabscreen/golib/arrowio"
 )
 
 // The named columns every table of a tagged format (RIS, MEDLINE, Web of Science, BibTeX) has, in
@@ -268,65 +265,17 @@ func itoa(n int) string {
 }
 
 // WriteIPC writes the chunk as an Arrow IPC stream (one record batch): utf8 columns, and year as
-// int32. The arrays are made over the column buffers without copying them.
+// int32, written from the column buffers without copying them first.
 func (c *Chunk) WriteIPC(w io.Writer) error {
-	fields := make([]arrow.Field, len(c.names))
-	arrs := make([]arrow.Array, len(c.names))
-	defer func() {
-		for _, a := range arrs {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
+	cols := make([]arrowio.Packed, len(c.names))
 	for k, name := range c.names {
-		fields[k] = arrow.Field{Name: name, Nullable: true}
-		if c.cols[k] == nil {
-			fields[k].Type = arrow.PrimitiveTypes.Int32
-			bits, nulls := bitmap(c.yValid)
-			data := array.NewData(arrow.PrimitiveTypes.Int32, c.Rows,
-				[]*memory.Buffer{bits, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.years))}, nil, nulls, 0)
-			arrs[k] = array.NewInt32Data(data)
-			data.Release()
-			continue
-		}
-		b := c.cols[k]
-		fields[k].Type = arrow.BinaryTypes.String
-		bits, nulls := bitmap(b.valid)
-		data := array.NewData(arrow.BinaryTypes.String, c.Rows,
-			[]*memory.Buffer{bits, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(b.offsets)), memory.NewBufferBytes(b.data)},
-			nil, nulls, 0)
-		arrs[k] = array.NewStringData(data)
-		data.Release()
-	}
-	schema := arrow.NewSchema(fields, nil)
-	rec := array.NewRecord(schema, arrs, int64(c.Rows))
-	defer rec.Release()
-	iw := ipc.NewWriter(w, ipc.WithSchema(schema))
-	if err := iw.Write(rec); err != nil {
-		return err
-	}
-	return iw.Close()
-}
-
-// bitmap is Arrow's validity bitmap of valid (nil when every value is valid) and its null count.
-func bitmap(valid []bool) (*memory.Buffer, int) {
-	nulls := 0
-	for _, v := range valid {
-		if !v {
-			nulls++
+		if b := c.cols[k]; b != nil {
+			cols[k] = arrowio.Packed{Name: name, Offsets: b.offsets, Data: b.data, Valid: b.valid}
+		} else {
+			cols[k] = arrowio.Packed{Name: name, I32: c.years, Valid: c.yValid}
 		}
 	}
-	if nulls == 0 {
-		return nil, 0
-	}
-	bits := make([]byte, (len(valid)+7)/8)
-	for i, v := range valid {
-		if v {
-			bits[i/8] |= 1 << (i % 8)
-		}
-	}
-	return memory.NewBufferBytes(bits), nulls
+	return arrowio.WritePacked(w, c.Rows, cols)
 }
 
 // How a column's several values of a record are joined.
