@@ -462,9 +462,13 @@ func TestWriteKeptFromTheJournal(t *testing.T) {
 }
 
 // A store's name is a file name, whatever it holds: the driver cuts a plain path at '?', and a
-// URI reads '#' and '%' as its own.
+// URI reads '#' and '%' as its own. Windows allows no '?' in a file name.
 func TestStoreNamesWithURICharactersOpenThatFile(t *testing.T) {
-	for _, name := range []string{"run?1.sqlite", "run#2.sqlite", "100%.sqlite", "a b.sqlite"} {
+	names := []string{"run#2.sqlite", "100%.sqlite", "a b.sqlite"}
+	if runtime.GOOS != "windows" {
+		names = append(names, "run?1.sqlite")
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, name)
@@ -489,10 +493,10 @@ func TestStoreNamesWithURICharactersOpenThatFile(t *testing.T) {
 			if err := quickCheck(path); err != nil {
 				t.Fatalf("the integrity check of %s: %v", name, err)
 			}
-			if _, err := Recover(path, filepath.Join(dir, "copy?"+name)); err != nil {
+			if _, err := Recover(path, filepath.Join(dir, "copy#"+name)); err != nil {
 				t.Fatalf("recover: %v", err)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "copy?"+name)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, "copy#"+name)); err != nil {
 				t.Fatalf("the recovered copy is not where it was named: %v", err)
 			}
 		})
