@@ -36,6 +36,7 @@ void ts_leave_go(void) {}
 #include <stddef.h>
 #include <signal.h>
 #include <sys/time.h>
+#include "libtabscreen.h"
 
 /* NSIG is not POSIX; 65 covers Linux's real-time signals. */
 #ifndef NSIG
@@ -72,6 +73,9 @@ void ts_enter_go(void) {
 void ts_leave_go(void) {
   if (pause_depth == 0) return;
   if (--pause_depth == 0 && timer_set(&paused_timer)) {
+    /* Go's collector may still be sweeping on its own threads after the call returned: let it
+     * finish before a tick can land there (only while R profiles, so it costs nothing else). */
+    TsQuiesce();
     setitimer(ITIMER_PROF, &paused_timer, NULL);
   }
 }

@@ -87,7 +87,7 @@ func headerExports(t *testing.T, path string) map[string][]string {
 	return out
 }
 
-var tableRow = regexp.MustCompile("^\\|\\s*`(Ts\\w+)`\\s*\\|\\s*`([^`]*)`\\s*\\|")
+var tableRow = regexp.MustCompile("^\\|\\s*`(Ts\\w+)`\\s*\\|\\s*(?:`([^`]*)`)?\\s*\\|")
 
 // tableExports reads the rows of the table in the section "## The C ABI": the export's name and
 // the arguments of its second column.

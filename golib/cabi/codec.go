@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
@@ -65,4 +66,16 @@ func TsRoundTrip(in unsafe.Pointer, inLen C.size_t, out *unsafe.Pointer, outLen 
 func TsFree(p unsafe.Pointer) {
 	defer func() { _ = recover() }()
 	C.free(p)
+}
+
+// TsQuiesce finishes the garbage collector's work (a collection, its sweep, and the return of
+// free memory) so that no goroutine runs until the next call. C calls it before it lets R's
+// profiling timer run again (src/signals.c): R's SIGPROF handler, which R re-installs without
+// SA_ONSTACK, must not land on a goroutine's small stack, and the background sweeper of a
+// collection started in a call would otherwise go on running beside R's code.
+//
+//export TsQuiesce
+func TsQuiesce() {
+	defer func() { _ = recover() }()
+	debug.FreeOSMemory()
 }
