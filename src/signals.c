@@ -63,11 +63,13 @@ static int timer_set(const struct itimerval *t) {
 }
 
 void ts_enter_go(void) {
-  ts_protect_signal_handlers();
+  /* The timer first: a tick that lands before it stops re-installs R's handler without
+   * SA_ONSTACK, and the flag must be back before Go code runs on a goroutine stack. */
   if (pause_depth++ == 0) {
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_PROF, &off, &paused_timer);
   }
+  ts_protect_signal_handlers();
 }
 
 void ts_leave_go(void) {
