@@ -182,8 +182,8 @@ closest_names <- function(x, candidates, n = 3) {
 # each model's request fields (reasoning effort, verbosity, top_p, thinking, a forced or an asked
 # tool) in the Go core from the model's rules and the user's arguments (policy_args()), and
 # applies the provider's guards on `reps`. A custom model, or a price row without rules, has none.
-policy_models <- function(models, reps = rep(1L, nrow(models))) {
-  lapply(seq_len(nrow(models)), function(i) {
+policy_models <- function(models, reps = rep(1L, length(models$model))) {
+  lapply(seq_along(models$model), function(i) {
     list(name = models$model[i], reps = as.integer(reps[i]), rules = models$rules[[i]])
   })
 }

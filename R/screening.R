@@ -56,17 +56,19 @@ screening_records <- function(data, studyid, title, abstract, call) {
 screening_preflight <- function(rec, provider, models, policy, run_options, reps, n_top_p, decision_description,
                                 body = NULL, call) {
   store <- store_settings(call)
+  unsettled <- run_options(NULL)
   holding <- NULL
   if (!isTRUE(store$temporary) && file.exists(store$path)) {
-    options <- run_options(NULL)
+    options <- unsettled
     options$batch <- batch_request()
     holding <- list(store = store$path, options = options)
   }
+  models_for_policy <- policy_models(models, reps)
   request <- list(
-    settings = list(provider = provider, models = policy_models(models, reps), args = policy),
-    estimate = estimate_request(run_options(NULL)$prompts, models, reps, n_top_p, decision_description),
+    settings = list(provider = provider, models = models_for_policy, args = policy),
+    estimate = estimate_request(unsettled$prompts, models, reps, n_top_p, decision_description),
     holding = holding,
-    body = if (length(body) > 0) body_request(provider, models$model, models$rules, body)
+    body = if (length(body) > 0) body_request(provider, models_for_policy, body)
   )
   out <- plan_core(request, rec$ipc$raw, call = call)
   fields <- out$fields
@@ -173,16 +175,16 @@ check_api_key <- function(api_key, env_var, messages = TRUE, call = rlang::calle
 # The fields of `...` checked against the models' rules by the provider's policy in the Go core
 # (provider B: the sampling parameters its models take); a provider without such a check takes
 # any field its request schema allows. body_request() is the part of a plan request that asks it.
-body_request <- function(provider, model, rules, fields) {
-  models <- lapply(seq_along(model), function(i) list(name = model[i], reps = 1L, rules = rules[[i]]))
-  list(provider = provider, models = models, fields = I(fields))
+body_request <- function(provider, policy_models, fields) {
+  list(provider = provider, models = policy_models, fields = I(fields))
 }
 
 check_body_fields <- function(provider, model, rules, dots, call = rlang::caller_env()) {
   if (length(dots) == 0) {
     return(invisible())
   }
-  out <- plan_core(list(body = body_request(provider, model, rules, names(dots))), call = call)
+  models <- policy_models(list(model = model, rules = rules))
+  out <- plan_core(list(body = body_request(provider, models, names(dots))), call = call)
   if (!is.null(out$settings_error)) abort_go_error(out$settings_error, call)
   invisible()
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-		"unsafe"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"

@@ -70,8 +70,8 @@ func goBytes(p unsafe.Pointer, n C.size_t) []byte {
 	return b
 }
 
-
-
+// cView is a C buffer seen as a slice, without a copy: for a reader that is done with it when the
+// call returns (arrowio.View), or that copies it (arrowio.Decode).
 func cView(p unsafe.Pointer, n C.size_t) []byte {
 	if p == nil || n == 0 {
 		return nil

@@ -131,13 +131,8 @@ func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (s
 			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", s.Provider))
 		}
 		var err error
-		settings, err = d.Settings(s.Models, s.Args)
-		if ae := (*provider.ArgError)(nil); errors.As(err, &ae) {
-			ans.SettingsError = ae
-			return succeed(doc, ans)
-		}
-		if err != nil {
-			return fail(doc, "tabscreen_error_internal", err)
+		if settings, err = d.Settings(s.Models, s.Args); err != nil {
+			return ans.refused(doc, err)
 		}
 		ans.Settings = make([]json.RawMessage, len(settings))
 		for i, m := range settings {
@@ -152,13 +147,8 @@ func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (s
 			return fail(doc, "tabscreen_error_internal", fmt.Errorf("unknown provider %q", b.Provider))
 		}
 		if bd.CheckBody != nil {
-			err := bd.CheckBody(b.Models, b.Fields)
-			if ae := (*provider.ArgError)(nil); errors.As(err, &ae) {
-				ans.SettingsError = ae
-				return succeed(doc, ans)
-			}
-			if err != nil {
-				return fail(doc, "tabscreen_error_internal", err)
+			if err := bd.CheckBody(b.Models, b.Fields); err != nil {
+				return ans.refused(doc, err)
 			}
 		}
 	}
@@ -198,6 +188,17 @@ func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (s
 		ans.Holding = &held
 	}
 	return succeed(doc, ans)
+}
+
+// refused ends the plan on a policy's error: an argument error goes back in the answer, for R to
+// raise after its own check of the records; any other is internal (the rules and the policy
+// disagree).
+func (ans *planAnswer) refused(doc **C.char, err error) C.int {
+	if ae := (*provider.ArgError)(nil); errors.As(err, &ae) {
+		ans.SettingsError = ae
+		return succeed(doc, ans)
+	}
+	return fail(doc, "tabscreen_error_internal", err)
 }
 
 // countFields counts the blank titles and abstracts and the characters the estimate counts.
