@@ -336,11 +336,12 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   # screen_batch(): the same run through the provider's batch API (not for screen_errors()).
   if (is.null(merge_into)) options$batch <- batch_request()
   layout <- result_layout(arg_list)
-  # What the engine builds of the result: the aggregation, and what it merges of the result a call
-  # repairs (its prices here, its answered rows as a table).
+  # What the engine builds of the result: the aggregation, and, for a call that repairs a result,
+  # the whole merge (its prices, time and date here, its answered rows as a table).
   options$result <- list(aggregate = layout$aggregate, incl_cutoff_upper = arg_list$incl_cutoff_upper,
     incl_cutoff_lower = arg_list$incl_cutoff_lower,
-    price = if (!is.null(merge_into)) merge_price_rows(merge_into$price))
+    repairs = if (!is.null(merge_into)) list(price = merge_price_rows(merge_into$price),
+      elapsed_seconds = merge_into$run_info$elapsed_seconds %||% 0, run_date = merge_into$run_date %||% ""))
   merge <- if (!is.null(merge_into) && nrow(merge_into$rows) > 0) df_to_ipc(engine_answers(merge_into$rows))
   res <- run_engine(ipc, options, api_key,
     callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
@@ -360,13 +361,7 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     stop = meta$stop,
     call_price_dollar = if (isTRUE(arg_list$token_info)) sum(spent$total_price_dollar)
   )
-  run_date <- meta$run_date
-  if (!is.null(merge_into)) {
-    run_info$elapsed_seconds <- (merge_into$run_info$elapsed_seconds %||% 0) + (meta$elapsed_seconds %||% 0)
-    run_info$total <- nrow(rows)
-    run_date <- merge_into$run_date %||% run_date
-  }
-  obj <- assemble_llm(rows, price, run_date, layout, arg_list, run_info, record_ids, res$aggregated, meta$cutoffs)
+  obj <- assemble_llm(rows, price, meta$run_date, layout, arg_list, run_info, record_ids, res$aggregated, meta$cutoffs)
   if (!is.null(meta$store)) attr(obj, "store") <- meta$store[c("path", "run_id", "fingerprint")]
   finish_run(obj, meta, call)
 }

@@ -64,8 +64,16 @@ type ResultOptions struct {
 	Aggregate bool     `json:"aggregate"`
 	Upper     *float64 `json:"incl_cutoff_upper"`
 	Lower     *float64 `json:"incl_cutoff_lower"`
-	// Price are the price rows of the result being repaired; this call's spend is added to them.
-	Price []PriceRow `json:"price"`
+	// Repairs is the result a call repairs (screen_errors()), nil otherwise.
+	Repairs *Repaired `json:"repairs"`
+}
+
+// Repaired is what the engine merges of the result a call repairs besides its answered rows: the
+// call's spend, time and rows are added to these, so that R merges nothing itself.
+type Repaired struct {
+	Price          []PriceRow `json:"price"`
+	ElapsedSeconds float64    `json:"elapsed_seconds"`
+	RunDate        string     `json:"run_date"`
 }
 
 // ModelOptions are one model's settings, from the rules table on the R side.

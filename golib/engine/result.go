@@ -73,6 +73,7 @@ func (r *Run) Result(merge *arrowio.Table) (rows, aggregated *arrowio.Table, err
 	if err != nil {
 		return nil, nil, err
 	}
+	r.mergedRows = len(old)
 	order := r.rowOrder(old)
 	if old != nil {
 		answers = withMerged(answers, old, order)

@@ -65,8 +65,8 @@ func TestResultMergesTheRepairedRows(t *testing.T) {
 		o.Models[0].Reps = 2
 		o.Models[0].PriceIn, o.Models[0].PriceOut = &in, &out
 		o.Jobs = []JobKey{{Record: 2, PromptID: 1, Model: "m", TopP: &one, N: 2}}
-		o.Result = &ResultOptions{Aggregate: true,
-			Price: []PriceRow{{PromptID: 1, Model: "m", Iterations: 2, Input: &old, Output: &old}}}
+		o.Result = &ResultOptions{Aggregate: true, Repairs: &Repaired{ElapsedSeconds: 100, RunDate: "2026-01-02 03:04:05",
+			Price: []PriceRow{{PromptID: 1, Model: "m", Iterations: 2, Input: &old, Output: &old}}}}
 	}), 2)
 	merge := arrowio.NewTable(3).AddI32("record", []int32{1, 1, 2}, nil).AddI32("promptid", []int32{1, 1, 1}, nil).
 		AddStr("model", []string{"m", "m", "m"}, nil).AddF64("top_p", []float64{1, 1, 1}, nil).
@@ -86,9 +86,14 @@ func TestResultMergesTheRepairedRows(t *testing.T) {
 	if agg.NumRows != 2 || !reflect.DeepEqual(inclP.F64, []float64{1, 0.5}) || !reflect.DeepEqual(first.I32, []int32{1, 3}) {
 		t.Fatalf("aggregated: incl_p %v, first_row %v", inclP.F64, first.I32)
 	}
-	prices := r.Summarise().PriceData
+	summary := r.Summarise()
+	prices := summary.PriceData
 	if len(prices) != 1 || *prices[0].Input != old+*prices[0].SpentInput || *prices[0].SpentInput == 0 {
 		t.Fatalf("prices %+v", prices)
+	}
+	// The result's size, time and date are the repaired result's with this call's added.
+	if summary.Total != 4 || summary.Elapsed < 100 || summary.Elapsed > 110 || summary.RunDate != "2026-01-02 03:04:05" {
+		t.Fatalf("total %d, elapsed %g, run date %q", summary.Total, summary.Elapsed, summary.RunDate)
 	}
 }
 

@@ -58,6 +58,7 @@ type Run struct {
 	jobs        []job
 	results     []result
 	blankFields int
+	mergedRows  int // the answered rows of a repaired result that Result merged in
 
 	// ctx ends the dispatch of jobs and every wait; wire, its parent, also the requests on the
 	// wire: a failed store stops only the dispatch, since a reply in flight is billed.

@@ -304,6 +304,8 @@ func (r *Run) Prices() []PriceRow {
 type Summary struct {
 	State       string      `json:"state"`
 	Stop        interface{} `json:"stop"`
+	// Total, Elapsed, RunDate and PriceData are the result's: a repairing call adds its own to
+	// the repaired result's (ResultOptions.Repairs).
 	Total       int         `json:"total"`
 	Answered    int64       `json:"answered"`
 	Failed      int64       `json:"failed"`
@@ -327,8 +329,13 @@ func (r *Run) Summarise() Summary {
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
 		Unsent: r.unsent.Load(), Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
 		Question: r.questionFrame(), Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
-	if o := r.opts.Result; o != nil && o.Price != nil {
-		s.PriceData = mergePrices(o.Price, s.PriceData)
+	if o := r.opts.Result; o != nil && o.Repairs != nil {
+		s.PriceData = mergePrices(o.Repairs.Price, s.PriceData)
+		s.Total += r.mergedRows
+		s.Elapsed += o.Repairs.ElapsedSeconds
+		if o.Repairs.RunDate != "" {
+			s.RunDate = o.Repairs.RunDate
+		}
 	}
 	if s.PriceData == nil {
 		s.PriceData = []PriceRow{}

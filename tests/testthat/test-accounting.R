@@ -151,3 +151,26 @@ test_that("a completed run reused from the store is not called a resumption", {
   expect_match(text, "of which this call spent $0.", fixed = TRUE)
   expect_match(text, "8 of the 8 answers were taken from the answer store", fixed = TRUE)
 })
+
+test_that("screen_errors() carries the repaired result's size, time and date, with or without a store", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-repair-info")
+  fake <- local_fake_provider(seed = 16)
+  recs <- test_records()
+  for (store in list(FALSE, withr::local_tempfile(fileext = ".sqlite"))) {
+    withr::local_options(tabscreen.store = store)
+    fake$configure(fail_matching = list(list(substring = recs$title[2], kind = "bad_enum")))
+    broken <- screen_a(fake, data = recs, prompt = paste("Repair info, store", store), reps = 2)
+    before <- attr(broken, "run_info")
+    expect_gt(before$failed, 0)
+    fake$configure(fail_matching = list())
+    repaired <- screen_errors(broken, messages = FALSE)
+    info <- attr(repaired, "run_info")
+    expect_null(repaired$error_data)
+    expect_equal(info$total, before$total)
+    expect_equal(info$total, nrow(repaired$answer_data))
+    expect_equal(repaired$run_date, broken$run_date)
+    expect_gt(info$elapsed_seconds, before$elapsed_seconds)
+    expect_equal(nrow(repaired$answer_data_aggregated), nrow(broken$answer_data_aggregated))
+    expect_true(all(repaired$answer_data_aggregated$n_mis_answers == 0))
+  }
+})
