@@ -302,18 +302,18 @@ func (r *Run) Prices() []PriceRow {
 
 // Summary is the result metadata of ARCHITECTURE.md.
 type Summary struct {
-	State       string      `json:"state"`
-	Stop        interface{} `json:"stop"`
+	State string      `json:"state"`
+	Stop  interface{} `json:"stop"`
 	// Total, Elapsed, RunDate and PriceData are the result's: a repairing call adds its own to
 	// the repaired result's (ResultOptions.Repairs).
-	Total       int         `json:"total"`
-	Answered    int64       `json:"answered"`
-	Failed      int64       `json:"failed"`
-	Unsent      int64       `json:"unsent"`
-	Elapsed     float64     `json:"elapsed_seconds"`
-	RunDate     string      `json:"run_date"`
-	PriceData   []PriceRow  `json:"price_data"`
-	BlankFields int         `json:"blank_fields"`
+	Total       int        `json:"total"`
+	Answered    int64      `json:"answered"`
+	Failed      int64      `json:"failed"`
+	Unsent      int64      `json:"unsent"`
+	Elapsed     float64    `json:"elapsed_seconds"`
+	RunDate     string     `json:"run_date"`
+	PriceData   []PriceRow `json:"price_data"`
+	BlankFields int        `json:"blank_fields"`
 	// Question is the frame of the questions (see Reworded).
 	Question QuestionFrame `json:"question"`
 	Store    *StoreInfo    `json:"store,omitempty"`
