@@ -229,6 +229,7 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 // prepareRecords builds every question once; the normalised fields are not kept, since the
 // questions hold them and a large screening should not carry its text twice. Of a field the
 // question holds otherwise than R sent it, a slice of the question is kept for the result.
+// A field that R's text stands for is the same bytes as R's text, or it could not be pasted back.
 func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractValid []bool) {
 	n := len(titles)
 	r.records = n
@@ -245,9 +246,11 @@ func (r *Run) prepareRecords(titles, abstracts []string, titleValid, abstractVal
 		for p, prompt := range r.opts.Prompts {
 			r.questions[p*n+i] = screen.QuestionOf(prompt, titles[i], tValid, abstracts[i], aValid)
 		}
-		tSame, aSame := screen.Unchanged(titles[i], tValid), screen.Unchanged(abstracts[i], aValid)
+		// A field is R's text when the question holds it byte for byte: comparing is far cheaper
+		// than deciding it from the rules again.
+		t, a := screen.QuestionFields(r.questions[i], head)
+		tSame, aSame := tValid && t == titles[i], aValid && a == abstracts[i]
 		if !tSame || !aSame {
-			t, a := screen.QuestionFields(r.questions[i], head)
 			r.reworded.add(int32(i+1), t, !tSame, a, !aSame)
 		}
 	}
@@ -429,6 +432,9 @@ func (r *Run) stopDispatch(s provider.Stop) {
 
 // Cancel stops the run at the user's request; finished answers are kept.
 func (r *Run) Cancel() { r.cancelWire(ErrCancelled) }
+
+// Jobs is the number of jobs the run accounts for.
+func (r *Run) Jobs() int { return len(r.jobs) }
 
 // Wait blocks until every job has ended.
 func (r *Run) Wait() { <-r.finished }

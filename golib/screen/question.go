@@ -160,38 +160,6 @@ func QuestionFields(question string, headLen int) (title, abstract string) {
 	return rest[:end], rest[end+len(QuestionMiddle):]
 }
 
-// Unchanged tells, without building it, whether Field gives s as it is: a valid value that is not
-// blank, with no white space but single spaces between other characters, and valid UTF-8.
-func Unchanged(s string, valid bool) bool {
-	if !valid || s == "NA" {
-		return false
-	}
-	afterSpace := true // a space first is trimmed
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c == ' ' {
-				if afterSpace {
-					return false
-				}
-				afterSpace = true
-			} else if asciiSpace[c] {
-				return false
-			} else {
-				afterSpace = false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || unicode.IsSpace(r) {
-			return false
-		}
-		afterSpace = false
-		i += size
-	}
-	return !afterSpace // also false for "" (blank)
-}
-
 // Question places the prompt first (so the shared prefix can be cached by the provider) and the
 // record after it, each part labelled and fenced by tags so that instruction-like text inside an
 // abstract cannot be mistaken for the reviewer's instructions.
