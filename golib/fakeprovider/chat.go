@@ -330,6 +330,11 @@ var datedSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
 func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fault string,
 	now time.Time) *answer {
 	textHash := hashString(req.userText) // a record's text is long: hashed once
+	if rc.Tendency.on {
+		// Each model's answers to a text are counted apart, so that a run asking several models
+		// at once gives each the same answers whatever order its requests arrive in.
+		textHash = hash(textHash, hashString(req.model))
+	}
 	occ := s.occurrence(textHash)
 	base := hash(uint64(rc.Seed), textHash, occ, 0)
 	if req.seed != nil {

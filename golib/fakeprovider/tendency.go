@@ -25,8 +25,9 @@ import (
 //     includes stays p' with either tool.
 //
 // The tendency decides the enum that holds both "1" and "0" (the decision); other enums are drawn
-// as without it. An answer's own draw depends on the seed, the user text and its occurrence, as
-// without a tendency, so that two runs with the same seed give each record the same answers.
+// as without it. An answer's own draw depends on the seed, the user text, the model and the
+// answer's occurrence among that model's answers to the text, so that two runs with the same seed
+// give each record the same answers from each model, in whatever order the requests arrive.
 
 // Tendency is the per-record answer model (Config.Tendency). Its zero value is off. In JSON:
 // null or false (off), true (DefaultTendency), or an object with the fields below, where an

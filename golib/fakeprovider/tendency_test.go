@@ -403,3 +403,28 @@ func TestTendencyReproducible(t *testing.T) {
 		t.Error("another seed, the same answers")
 	}
 }
+
+// Two models asked about one record get the same answers whatever order their requests arrive in.
+func TestTendencyModelsCountedApart(t *testing.T) {
+	config := `{"seed":2,"tendency":{"models":{"strong":3}}}`
+	user := question("P", "T", "A")
+	answers := func(order []string) map[string][]string {
+		_, base := startServer(t, config)
+		out := map[string][]string{}
+		for _, m := range order {
+			r := post(t, base+"/v1/chat/completions", "k", chatBody(user, `"model":"`+m+`"`))
+			out[m] = append(out[m], answerDecisions(t, r)...)
+		}
+		return out
+	}
+	one := answers([]string{"gpt-strong", "gpt-strong", "gpt-strong", "gpt-cheap", "gpt-cheap", "gpt-cheap"})
+	other := answers([]string{"gpt-cheap", "gpt-strong", "gpt-cheap", "gpt-strong", "gpt-cheap", "gpt-strong"})
+	for _, m := range []string{"gpt-strong", "gpt-cheap"} {
+		if fmt.Sprint(one[m]) != fmt.Sprint(other[m]) {
+			t.Errorf("%s:\n%v\n%v", m, one[m], other[m])
+		}
+	}
+	if fmt.Sprint(one["gpt-strong"]) == fmt.Sprint(one["gpt-cheap"]) {
+		t.Error("the two models gave the same answers")
+	}
+}
