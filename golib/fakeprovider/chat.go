@@ -326,7 +326,8 @@ var datedSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
 // 200-status fault). The tool arguments depend on the configured seed, the
 // user text and either the request's own seed or how many answers that user
 // text had before, so repeated requests for a record can differ while a run
-// stays reproducible; with a tendency, the decision also on the record's p_r.
+// stays reproducible. With a tendency the decision also depends on the record's
+// p_r, and the answers are counted per text and model.
 func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fault string,
 	now time.Time) *answer {
 	textHash := hashString(req.userText) // a record's text is long: hashed once
