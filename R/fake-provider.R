@@ -26,6 +26,11 @@
 #                                                  requests whose user message contains substring
 #   decisions = list("1" = 0.3, "0" = 0.6, "1.1" = 0.1)
 #                                                  weights of enum values in the tool arguments
+#   tendency = TRUE                                each record gets an include probability its answers
+#                                                  follow (golib/fakeprovider/tendency.go); or
+#                                                  list(components = list(list(weight, a, b), ...),
+#                                                  models = list(<part of a model name> = sharpness),
+#                                                  uncertain = 0.2)
 #   seed, invalid_keys, retry_after_ms, snapshot, reasoning_tokens, cached_fraction,
 #   allow_unknown_fields, keep_requests
 #   count_bodies = TRUE                            count requests and answers per request body
@@ -140,6 +145,20 @@ fake_provider_available <- function() {
 #'   * `seed`: a number, for the same random decisions every time.
 #'   * `decisions`: the weights of the answers, e.g. `list("1" = 0.3, "0" = 0.7)` (include,
 #'     exclude; `"1.1"` is "uncertain", for tools that allow it).
+#'   * `tendency`: answer like a model that is sure about most records and hesitates over a few.
+#'     With `tendency = TRUE` each record gets its own probability of being included, drawn once
+#'     (from `seed` and the record's title and abstract, so the same in every call, run and
+#'     provider) from a mixture: 70 % of records Beta(0.3, 12) ("clear excludes", mean 0.02),
+#'     10 % Beta(12, 0.3) ("clear includes"), 20 % Beta(1.5, 1.5) ("doubtful"). Every answer
+#'     about the record then includes with that probability, instead of following `decisions`.
+#'     A list sets the parts: `components`, the mixture, as a list of `list(weight, a, b)`
+#'     (optionally with a `label`); `models`, a sharpness per model, e.g.
+#'     `list("large" = 3, "3b" = 0.5)` (the longest name part that the model's name contains
+#'     applies): the log-odds of a record's probability are multiplied by it, so above 1 the
+#'     model is more consistent, below 1 less, and every model keeps each record on the same
+#'     side; `uncertain` (default 0.2), for tools that allow `"1.1"`: of a record's includes, the
+#'     share `uncertain * 4p(1 - p)` are `"1.1"` (none for a clear record, a tenth of all answers
+#'     for p = 0.5). Parts left out take these defaults. `FALSE` (the default) turns it off.
 #'   * `latency_ms`: milliseconds before each answer (default 0).
 #'   * `rpm`: a rate limit, enforced with 429 answers as a provider does.
 #'   * `faults`: the share of requests that fail, by kind, e.g. `list("500" = 0.1, "429" = 0.05)`.

@@ -11,7 +11,7 @@ import (
 // Tool arguments are derived from the tool's own JSON schema, generically:
 // the fake knows no field name of any client's tools.
 //
-//   - const: the constant; enum: one of its values (see Config.Decisions);
+//   - const: the constant; enum: one of its values (see Config.Decisions and Config.Tendency);
 //   - string: one to three sentences (within minLength/maxLength), so that texts differ in length;
 //   - integer, number: a value within minimum/maximum (exclusive bounds
 //     respected), [0, 100] for integers and [0, 1] for numbers when unbounded;
@@ -31,13 +31,19 @@ type argFiller struct {
 	root      any
 	base      uint64
 	decisions map[string]float64
+	lean      *leaning // nil: no tendency
 }
 
 func fillArgs(schema map[string]any, base uint64, decisions map[string]float64) any {
+	return fillArgsLeaning(schema, base, decisions, nil)
+}
+
+// fillArgsLeaning is fillArgs with the decision drawn by lean when it is not nil.
+func fillArgsLeaning(schema map[string]any, base uint64, decisions map[string]float64, lean *leaning) any {
 	if schema == nil {
 		return map[string]any{}
 	}
-	f := &argFiller{root: schema, base: base, decisions: decisions}
+	f := &argFiller{root: schema, base: base, decisions: decisions, lean: lean}
 	return f.value(schema, "", 0)
 }
 
@@ -186,9 +192,14 @@ func (f *argFiller) str(s map[string]any, path string) string {
 	return text
 }
 
-// pickEnum draws one enum value: weighted by f.decisions when some values
-// have a weight there, uniformly otherwise.
+// pickEnum draws one enum value: by the tendency for the decision when there is one, else
+// weighted by f.decisions when some values have a weight there, uniformly otherwise.
 func (f *argFiller) pickEnum(values []any, path string) any {
+	if f.lean != nil {
+		if v, ok := f.lean.pick(values, f.draw(path)); ok {
+			return v
+		}
+	}
 	weights := make([]float64, len(values))
 	total := 0.0
 	for i, v := range values {

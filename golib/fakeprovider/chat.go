@@ -326,10 +326,16 @@ var datedSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
 // 200-status fault). The tool arguments depend on the configured seed, the
 // user text and either the request's own seed or how many answers that user
 // text had before, so repeated requests for a record can differ while a run
-// stays reproducible.
+// stays reproducible. With a tendency the decision also depends on the record's
+// p_r, and the answers are counted per text and model.
 func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fault string,
 	now time.Time) *answer {
 	textHash := hashString(req.userText) // a record's text is long: hashed once
+	if rc.Tendency.on {
+		// Each model's answers to a text are counted apart, so that a run asking several models
+		// at once gives each the same answers whatever order its requests arrive in.
+		textHash = hash(textHash, hashString(req.model))
+	}
 	occ := s.occurrence(textHash)
 	base := hash(uint64(rc.Seed), textHash, occ, 0)
 	if req.seed != nil {
@@ -345,6 +351,10 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 		model:   model,
 		fault:   fault,
 	}
+	var lean *leaning
+	if rc.Tendency.on && req.tool != nil {
+		lean = rc.Tendency.leaningOf(rc.Seed, req.model, req.userText)
+	}
 	n := max(req.choices, 1)
 	completion := 0
 	for i := 0; i < n; i++ {
@@ -353,7 +363,7 @@ func (s *Server) buildAnswer(rc *runtimeConfig, req *chatRequest, seq uint64, fa
 			completion += len(a.text)/4 + 1
 			continue
 		}
-		args := fillArgs(req.tool.schema, hash(base, uint64(i)), rc.Decisions)
+		args := fillArgsLeaning(req.tool.schema, hash(base, uint64(i)), rc.Decisions, lean)
 		if fault == FaultBadEnum {
 			breakEnum(args, req.tool.schema)
 		}

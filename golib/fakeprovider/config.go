@@ -80,6 +80,9 @@ type Config struct {
 	// holds at least one of these values (the others get weight 0 there);
 	// other enums are drawn uniformly.
 	Decisions WeightMap `json:"decisions"`
+	// Tendency, when on, gives each record an include probability that its answers follow,
+	// instead of Decisions' weights for the decision (tendency.go); off by default.
+	Tendency Tendency `json:"tendency"`
 	// Seed enters every pseudo-random draw (faults, latency, answers).
 	Seed int64 `json:"seed"`
 
@@ -297,6 +300,7 @@ func (c Config) Validate() error {
 			bad("decisions: weight of %q must be >= 0", k)
 		}
 	}
+	c.Tendency.validate(bad)
 	batchSum := 0.0
 	for _, p := range []float64{c.BatchFail, c.BatchFailZero, c.BatchExpire, c.BatchVanish, c.BatchFailNumeric, c.BatchGarbled} {
 		if !finite(p) || p < 0 || p > 1 {

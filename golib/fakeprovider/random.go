@@ -54,6 +54,7 @@ const (
 	saltLatency2
 	saltAnswer
 	saltID
+	saltTendency
 )
 
 const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
