@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
 )
@@ -259,5 +261,42 @@ func TestAdaptiveOptionsChecked(t *testing.T) {
 	o := options("http://x", func(o *Options) { o.Adaptive = &AdaptiveOptions{Rule: RuleExact}; o.Batch = &BatchOptions{} })
 	if err := o.Check(); err == nil {
 		t.Fatal("adaptive batch accepted")
+	}
+}
+
+// The last waiting jobs dropped by a settled group end the dispatch: nothing is left to wait for.
+func TestDispatchEndsWhenTheLastWaitingJobsSettle(t *testing.T) {
+	o := options("http://x", func(o *Options) {
+		o.Models[0].Reps = 4
+		o.Adaptive = &AdaptiveOptions{Rule: RuleExact}
+	})
+	jobs, _, err := expandJobs(o, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make([]result, len(jobs))
+	a := newAdaptive(o, jobs)
+	chained := a.chain(results, func(i int) { results[i] = result{done: true, settled: true} })
+	q := newDispatchQueue(jobs, results, newCacheLayout(o, jobs, results), true, chained, a)
+	i, ok := q.take(context.Background())
+	if !ok || i != 0 || q.wait != 3 {
+		t.Fatalf("first job %d %v, %d waiting", i, ok, q.wait)
+	}
+	// The dispatcher already waits for the next job when the group settles.
+	done := make(chan bool)
+	go func() { _, ok := q.take(context.Background()); done <- ok }()
+	time.Sleep(50 * time.Millisecond)
+	a.answer(i, 1) // an include settles the group under the default cut-off
+	q.ended(i)
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("a settled job was handed out")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("take() still waits after the last waiting jobs settled")
+	}
+	if q.wait != 0 || !results[1].settled || !results[3].settled {
+		t.Fatalf("%d waiting, results %+v", q.wait, results)
 	}
 }

@@ -146,8 +146,10 @@ func (q *dispatchQueue) ended(i int) {
 	q.mu.Lock()
 	later := q.later[i]
 	delete(q.later, i)
+	dropped := 0
 	if q.adapt != nil {
-		next, dropped := q.adapt.after(i)
+		var next int
+		next, dropped = q.adapt.after(i)
 		q.wait -= dropped
 		if next >= 0 {
 			later = append(later, next)
@@ -156,7 +158,8 @@ func (q *dispatchQueue) ended(i int) {
 	q.ready = append(q.ready, later...)
 	q.wait -= len(later)
 	q.mu.Unlock()
-	if len(later) > 0 {
+	// Jobs dropped may have been the last ones waiting: take() must see that too.
+	if len(later) > 0 || dropped > 0 {
 		select {
 		case q.wake <- struct{}{}:
 		default:
