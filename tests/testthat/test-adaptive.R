@@ -44,9 +44,13 @@ for (letter in names(adaptive_providers)) {
     expect_equal(agg$reps_sent, as.integer(table(factor(res$answer_data$studyid, levels = agg$studyid))))
     expect_true(all(agg$reps_sent >= 1))
     expect_equal(attr(res, "run_info")$saved_requests, sent_full - sent)
-    # The answers sent are the full run's first answers of each record.
-    first <- full$answer_data[full$answer_data$n <= stats::setNames(agg$reps_sent, agg$studyid)[as.character(full$answer_data$studyid)], ]
-    expect_equal(res$answer_data$decision_llm, first$decision_llm)
+    # Each record's answers are among the full run's answers of that record (the full run sends
+    # repetitions 2 to 6 at once, so which of them got which answer differs).
+    for (id in agg$studyid) {
+      sent_answers <- table(res$answer_data$decision_llm[res$answer_data$studyid == id])
+      full_answers <- table(full$answer_data$decision_llm[full$answer_data$studyid == id])
+      expect_true(all(sent_answers <= full_answers[names(sent_answers)]), label = paste("answers of record", id))
+    }
     expect_match(printed_message(res), paste0("Adaptive repetitions: ", sent_full - sent, " requests? not sent"))
     # A full run's result has no column reps_sent and no saved requests.
     expect_false("reps_sent" %in% names(full$answer_data_aggregated))
