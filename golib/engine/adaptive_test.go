@@ -78,9 +78,9 @@ func TestExactRuleNeverDisagreesWithTheFullRun(t *testing.T) {
 func TestExactRuleSettlesWhenItCan(t *testing.T) {
 	def := screen.Cutoffs{Upper: 0.1, Lower: 0.1}
 	cases := []struct {
-		cut                       screen.Cutoffs
+		cut                      screen.Cutoffs
 		reps, answered, included int
-		want                      bool
+		want                     bool
 	}{
 		{def, 10, 1, 1, true},  // one include of 10 is 0.1 already
 		{def, 10, 9, 0, false}, // the tenth may include

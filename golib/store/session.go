@@ -706,7 +706,9 @@ func (s *Session) allAnswered() bool {
 // run's (a call over every job); otherwise it adds to the run's (screen_errors()). Written at
 // Close, in a table of its own created on first use, so that a store without adaptive runs is
 // unchanged.
-func (s *Session) Settled(n int, whole bool) { s.settled, s.settledWhole, s.settledSet = n, whole, true }
+func (s *Session) Settled(n int, whole bool) {
+	s.settled, s.settledWhole, s.settledSet = n, whole, true
+}
 
 func (s *Session) writeSettled() {
 	if !s.settledSet || s.Err() != nil {
