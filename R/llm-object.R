@@ -25,13 +25,13 @@ aggregated_columns <- function(layout) {
   c("studyid", "title", "abstract", "promptid", "prompt", "model", "question",
     if (layout$has_top_p) "top_p", "incl_p", "final_decision_llm", "final_decision_llm_num",
     if (layout$decision_description) "longest_answer", if (layout$confidence) "mean_confidence",
-    "reps", "n_mis_answers", "submodel")
+    "reps", if (isTRUE(layout$adaptive)) "reps_sent", "n_mis_answers", "submodel")
 }
 
 # Every column name the package writes; user columns with these names are left out of the result.
 result_column_names <- function() {
   all <- list(has_top_p = TRUE, decision_description = TRUE, confidence = TRUE, token_info = TRUE, time_info = TRUE,
-    custom_tools = TRUE)
+    custom_tools = TRUE, adaptive = TRUE)
   unique(c(answer_columns(all), aggregated_columns(all)))
 }
 
@@ -47,7 +47,8 @@ result_layout <- function(arg_list) {
     token_info = isTRUE(arg_list$token_info),
     time_info = isTRUE(arg_list$time_info),
     custom_tools = !is.null(arg_list$tools),
-    aggregate = any(arg_list$reps > 1)
+    aggregate = any(arg_list$reps > 1),
+    adaptive = !is.null(arg_list$run_options$adaptive)
   )
 }
 
@@ -194,6 +195,7 @@ aggregated_rows <- function(rows, layout, agg, cutoffs) {
     longest_answer = as.character(column_or_na(agg, "longest_answer", NA_character_)),
     mean_confidence = as.numeric(column_or_na(agg, "mean_confidence", NA_real_)),
     reps = as.integer(agg$reps),
+    reps_sent = if (!is.null(agg[["reps_sent"]])) as.integer(agg[["reps_sent"]]),
     n_mis_answers = as.integer(agg$n_mis_answers),
     submodel = as.character(agg$submodel)
   )
@@ -291,6 +293,9 @@ print.llm <- function(x, ...) {
     },
     if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
     cache_summary(attr(x$price_data, "cache")),
+    if (!is.null(info$saved_requests)) {
+      c("*" = "Adaptive repetitions: {info$saved_requests} request{?s} not sent, {cli::qty(info$saved_requests)}{?its/their} record's verdict being settled.")
+    },
     if (isTRUE(info$stored_answers > 0)) {
       c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call.")
     },

@@ -274,8 +274,8 @@
 #'   `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`, `question`, `top_p`, `incl_p`,
 #'   `final_decision_llm`, `final_decision_llm_num`, `longest_answer` (with
 #'   `decision_description = TRUE`: the description with the most words across the answered
-#'   repetitions, whatever their decision), `reps`, `n_mis_answers`, `submodel`, then your other
-#'   columns; attributes
+#'   repetitions, whatever their decision), `reps`, `reps_sent` (through [screen_adaptive()]
+#'   only: the repetitions sent), `n_mis_answers`, `submodel`, then your other columns; attributes
 #'   `incl_cutoff_upper` and `incl_cutoff_lower` hold the cut-offs applied;
 #' * `error_data`, when any request failed: the columns of `answer_data` for the failed requests,
 #'   with the reason in `decision_llm`.

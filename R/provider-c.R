@@ -119,7 +119,8 @@
 #'   (when any `reps > 1`) has `studyid`, `title`, `abstract`, `promptid`, `prompt`, `model`,
 #'   `question`, `top_p`, `incl_p`, `final_decision_llm`, `final_decision_llm_num`,
 #'   `longest_answer` (with `decision_description = TRUE`), `mean_confidence` (with
-#'   `confidence = TRUE`), `reps`, `n_mis_answers` and `submodel`, then your other columns.
+#'   `confidence = TRUE`), `reps`, `reps_sent` (through [screen_adaptive()] only),
+#'   `n_mis_answers` and `submodel`, then your other columns.
 #'
 #' @seealso [screen_store()], [tabscreen_a.tools()], [tabscreen_b()], [screen_errors()], [llm_is_transient()],
 #'   [rate_limits_per_minute()], [model_prizes], [api_keys].

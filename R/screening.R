@@ -234,7 +234,9 @@ screening_options <- function(provider, api_url, prompt, models, grid, top_p, ro
       max_active = engine_max_active(),
       timeout_seconds = engine_timeout(),
       cache = engine_cache(),
-      cache_min_tokens = I(attr(models, "cache_min_tokens"))
+      cache_min_tokens = I(attr(models, "cache_min_tokens")),
+      # screen_adaptive(): kept in arg_list$run_options, so screen_errors() keeps the rule.
+      adaptive = adaptive_request(models)
     ),
     extra,
     list(jobs = NULL)
@@ -361,6 +363,10 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     stop = meta$stop,
     call_price_dollar = if (isTRUE(arg_list$token_info)) sum(spent$total_price_dollar)
   )
+  if (!is.null(meta$saved_requests)) {
+    # Adaptive repetitions: the requests never sent, the repaired result's included.
+    run_info$saved_requests <- as.integer(meta$saved_requests) + as.integer(merge_into$run_info$saved_requests %||% 0L)
+  }
   obj <- assemble_llm(rows, price, meta$run_date, layout, arg_list, run_info, record_ids, res$aggregated, meta$cutoffs)
   if (!is.null(meta$store)) attr(obj, "store") <- meta$store[c("path", "run_id", "fingerprint")]
   finish_run(obj, meta, call)

@@ -75,7 +75,7 @@
 #' open with `DBI::dbConnect(RSQLite::SQLite(), path)`. Its tables:
 #'
 #' * `runs`: `run_id`, `fingerprint`, `provider`, `endpoint`, `models`, `prompts`, `records`,
-#'   `jobs` (requests in the run), `status` (`running`, `interrupted`, `stopped`, `incomplete`,
+#'   `jobs` (requests in the run; with [screen_adaptive()], the most it may send), `status` (`running`, `interrupted`, `stopped`, `incomplete`,
 #'   `completed`),
 #'   `created_at`, `updated_at` (UTC, ISO 8601), `owner_pid`, `owner_host`, `heartbeat_at` (the R
 #'   session writing it), `settings` (JSON of the run's options, without the key).

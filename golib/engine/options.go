@@ -44,6 +44,10 @@ type Options struct {
 	CacheMinTokens []*int `json:"cache_min_tokens"`
 	// Batch sends the jobs through the provider's batch API (nil: one request per job).
 	Batch *BatchOptions `json:"batch,omitempty"`
+	// Adaptive asks each group's repetitions one after another until its verdict is settled
+	// (adaptive.go; nil: every repetition). Part of the fingerprint: an adaptive run and a full
+	// one are different runs.
+	Adaptive *AdaptiveOptions `json:"adaptive,omitempty"`
 }
 
 // BatchOptions shape a batch screening. Only its presence is part of the fingerprint: wait is
@@ -149,7 +153,10 @@ func (o *Options) Check() error {
 	if !(o.Timeout > 0) {
 		return fmt.Errorf("timeout_seconds must be above 0")
 	}
-	return nil
+	if o.Adaptive != nil && o.Batch != nil {
+		return fmt.Errorf("adaptive repetitions are for synchronous runs, not batches")
+	}
+	return o.Adaptive.check()
 }
 
 func (o *Options) settings() provider.Settings {

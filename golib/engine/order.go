@@ -15,7 +15,9 @@ import (
 // has arrived, and the first requests of other records keep the rate at its ceiling meanwhile.
 // A record's later jobs are queued when its first job ends, answered or failed, and go before
 // the next first job. No job is ever left out: a cancelled or stopped run fails what it never
-// sent (closeUnfinished).
+// sent (closeUnfinished). With adaptive repetitions (adaptive.go) a group's later repetitions are
+// sent one after another, each once the one before it has ended, and not at all once the group is
+// settled.
 
 // cacheLayout is what every call of a run needs for the cache: the length of each prompt's part
 // of the question, its cache key, and how many requests share a prompt or a whole question.
@@ -68,12 +70,15 @@ type dispatchQueue struct {
 	ready  []int         // later jobs whose first has ended
 	wait   int           // later jobs not yet ready
 	wake   chan struct{}
+	adapt  *adaptive // nil unless the run has adaptive repetitions
 }
 
 // newDispatchQueue orders the jobs not yet answered. Without caching, or in a group of which a
-// job is already answered (its cache may be warm), every job is a first job.
-func newDispatchQueue(jobs []job, results []result, l *cacheLayout, caching bool) *dispatchQueue {
-	q := &dispatchQueue{later: make(map[int][]int), wake: make(chan struct{}, 1)}
+// job is already answered (its cache may be warm), every job is a first job. A job that waits for
+// an earlier repetition of its group (chained, by job; nil without adaptive repetitions) is
+// handed out by that repetition's end alone.
+func newDispatchQueue(jobs []job, results []result, l *cacheLayout, caching bool, chained []bool, adapt *adaptive) *dispatchQueue {
+	q := &dispatchQueue{later: make(map[int][]int), wake: make(chan struct{}, 1), adapt: adapt}
 	firstOf := make(map[int32]int)
 	anyDone := make(map[int32]bool)
 	if caching {
@@ -85,6 +90,10 @@ func newDispatchQueue(jobs []job, results []result, l *cacheLayout, caching bool
 	}
 	for i := range jobs {
 		if results[i].done {
+			continue
+		}
+		if chained != nil && chained[i] {
+			q.wait++
 			continue
 		}
 		g := l.group[i]
@@ -131,15 +140,26 @@ func (q *dispatchQueue) take(ctx context.Context) (int, bool) {
 	}
 }
 
-// ended queues the later jobs of a job that has ended.
+// ended queues the later jobs of a job that has ended, and the next repetition of its group unless
+// the group is settled.
 func (q *dispatchQueue) ended(i int) {
 	q.mu.Lock()
 	later := q.later[i]
 	delete(q.later, i)
+	dropped := 0
+	if q.adapt != nil {
+		var next int
+		next, dropped = q.adapt.after(i)
+		q.wait -= dropped
+		if next >= 0 {
+			later = append(later, next)
+		}
+	}
 	q.ready = append(q.ready, later...)
 	q.wait -= len(later)
 	q.mu.Unlock()
-	if len(later) > 0 {
+	// Jobs dropped may have been the last ones waiting: take() must see that too.
+	if len(later) > 0 || dropped > 0 {
 		select {
 		case q.wake <- struct{}{}:
 		default:

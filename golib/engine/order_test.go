@@ -119,7 +119,7 @@ func TestCacheLayoutCountsTheRequestsSharingAPrefix(t *testing.T) {
 	if l.groupSize[l.group[0]] != 5 || l.groupSize[l.group[3]] != 6 {
 		t.Fatalf("record reuse %d and %d", l.groupSize[l.group[0]], l.groupSize[l.group[3]])
 	}
-	q := newDispatchQueue(jobs, results, l, true)
+	q := newDispatchQueue(jobs, results, l, true, nil, nil)
 	// The group with an answered job sends its 5 others as first jobs; each of the 15 other groups
 	// has one first job, the rest (5 in a group of model a, 1 of model b) wait for it.
 	if len(q.firsts) != 5+15 || q.wait != 7*5+8*1 {

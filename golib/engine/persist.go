@@ -143,6 +143,7 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		}
 		r.results[i].carried = packUsage(storedOrGiven(session.StoredFailedUsage(key), given[keyOf(r.opts, j)]))
 	}
+	r.knownFromStore(session)
 	session.DropStored()
 	// A failed store sends no further request; the replies in flight are awaited and kept
 	// (store.Session keeps what it cannot write).
@@ -159,6 +160,27 @@ func (r *Run) openStore(recs Records, given map[jobID]*JobKey) error {
 		r.stopDispatch(provider.Stop{Class: class, Message: err.Error()})
 	}, r.committed)
 	return nil
+}
+
+// knownFromStore counts, for adaptive repetitions, the answers the store holds of each group,
+// also those of its jobs that this call does not re-send (screen_errors()).
+func (r *Run) knownFromStore(session *store.Session) {
+	a := r.adapt
+	if a == nil {
+		return
+	}
+	for i, j := range r.jobs {
+		g := a.group[i]
+		if i > 0 && a.group[i-1] == g {
+			continue
+		}
+		for n := int32(1); n <= a.reps[g]; n++ {
+			j.n = n
+			if stored, ok := session.Stored(r.storeKey(j)); ok {
+				a.known(g, stored.Decision.Binary)
+			}
+		}
+	}
 }
 
 // committed drops from memory what the store now holds of these jobs.
@@ -249,6 +271,9 @@ func (r *Run) closeStore() {
 		status = store.StatusStopped
 	case r.failed.Load() > 0:
 		status = store.StatusIncomplete
+	}
+	if r.adapt != nil {
+		r.session.Settled(int(r.adapt.settledJobs()), r.opts.Jobs == nil)
 	}
 	err := r.session.Close(status)
 	if r.storeInfo.Kept, r.storeInfo.KeptIn = r.session.Kept(); r.storeInfo.Kept == 0 {

@@ -65,6 +65,7 @@ func indexOf(values []float64, v float64) int {
 // it, their aggregation with first_row, the 1-based row each aggregated row takes its record's
 // text from.
 func (r *Run) Result(merge *arrowio.Table) (rows, aggregated *arrowio.Table, err error) {
+	r.dropSettled()
 	answers, err := r.Answers()
 	if err != nil {
 		return nil, nil, err
@@ -82,6 +83,23 @@ func (r *Run) Result(merge *arrowio.Table) (rows, aggregated *arrowio.Table, err
 		return answers, nil, nil
 	}
 	return answers, r.aggregate(answers, old, order), nil
+}
+
+// dropSettled takes the jobs adaptive repetitions never sent out of the run's jobs: they were
+// never requests, so they have no row.
+func (r *Run) dropSettled() {
+	if r.adapt == nil || r.compacted {
+		return
+	}
+	r.compacted = true
+	kept := 0
+	for i := range r.jobs {
+		if !r.results[i].settled {
+			r.jobs[kept], r.results[kept] = r.jobs[i], r.results[i]
+			kept++
+		}
+	}
+	r.jobs, r.results = r.jobs[:kept], r.results[:kept]
 }
 
 // rowRef is one row of the result: a job of this call (job >= 0) or a merged row.
@@ -193,13 +211,22 @@ func (r *Run) aggregate(rows *arrowio.Table, old []mergeRow, order []rowRef) *ar
 		return a
 	}
 	var groups []screen.Aggregated
-	var first []int32
+	var first, sent []int32
 	var group []screen.Answer
+	flush := func() {
+		g := screen.AggregateGroup(group, cut)
+		if r.opts.Adaptive != nil {
+			// reps stays what was asked; reps_sent says how many of them were requests.
+			sent = append(sent, g.Reps)
+			g.Reps = int32(r.opts.Models[r.modelIndex(g.Model)].Reps)
+		}
+		groups = append(groups, g)
+		group = group[:0]
+	}
 	for i, ref := range order {
 		a := answer(i, ref)
 		if len(group) > 0 && !sameGroup(group[0], a) {
-			groups = append(groups, screen.AggregateGroup(group, cut))
-			group = group[:0]
+			flush()
 		}
 		if len(group) == 0 {
 			first = append(first, int32(i+1))
@@ -207,9 +234,22 @@ func (r *Run) aggregate(rows *arrowio.Table, old []mergeRow, order []rowRef) *ar
 		group = append(group, a)
 	}
 	if len(group) > 0 {
-		groups = append(groups, screen.AggregateGroup(group, cut))
+		flush()
 	}
-	return aggregatedTable(groups).AddI32("first_row", first, nil)
+	out := aggregatedTable(groups)
+	if r.opts.Adaptive != nil {
+		out.AddI32("reps_sent", sent, nil)
+	}
+	return out.AddI32("first_row", first, nil)
+}
+
+func (r *Run) modelIndex(name string) int {
+	for m, mo := range r.opts.Models {
+		if mo.Name == name {
+			return m
+		}
+	}
+	return 0
 }
 
 func sameGroup(a, b screen.Answer) bool {

@@ -77,6 +77,8 @@ type Run struct {
 	storeInfo *StoreInfo
 	studyIDs  []string
 
+	adapt       *adaptive    // nil unless the run has adaptive repetitions
+	compacted   bool         // the settled jobs are out of jobs and results (Result)
 	batch       *batchRun    // nil unless the run goes through the provider's batch API
 	afterSubmit func() error // batch.Runner.AfterSubmit (tests)
 
@@ -97,6 +99,7 @@ type Run struct {
 // back from there, so that a large run does not keep every answer in memory.
 type result struct {
 	ok, done bool
+	settled  bool // never sent: its group's verdict was settled (adaptive.go)
 	stored   bool // committed to the store; payload is nil
 	attempts int32
 	billed   usage32 // of every 200 reply of this call, re-asks included
@@ -191,6 +194,7 @@ func Start(opts *Options, recs Records, apiKey string, with ...StartOption) (*Ru
 		return nil, err
 	}
 	r.results = make([]result, len(r.jobs))
+	r.adapt = newAdaptive(opts, r.jobs)
 	for i, m := range opts.Models {
 		pm := m.model()
 		if i < len(opts.CacheMinTokens) && opts.CacheMinTokens[i] != nil {
@@ -324,7 +328,11 @@ func (r *Run) dispatch() {
 	defer guard.Recover(r.internalError)
 	// Jobs answered in the store by an earlier call are not sent (newDispatchQueue leaves them out).
 	r.cache = newCacheLayout(r.opts, r.jobs, r.results)
-	q := newDispatchQueue(r.jobs, r.results, r.cache, r.opts.caching())
+	var chained []bool
+	if r.adapt != nil {
+		chained = r.adapt.chain(r.results, r.settle)
+	}
+	q := newDispatchQueue(r.jobs, r.results, r.cache, r.opts.caching(), chained, r.adapt)
 	// A job is handed to a goroutine that has finished one and waits for the next, else to a new
 	// one: a fresh goroutine per job grew its stack anew for every request (decoding and the HTTP
 	// exchange need more than the first 8 KB), a cost in each job's profile.
@@ -359,6 +367,12 @@ func (r *Run) dispatch() {
 			go worker(i)
 		}
 	}
+}
+
+// settle ends a job its group's settled verdict leaves unsent.
+func (r *Run) settle(i int) {
+	r.results[i] = result{done: true, settled: true}
+	r.done.Add(1)
 }
 
 // finish waits for the jobs, fails those never finished, closes the store and marks the run done.

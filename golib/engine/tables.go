@@ -179,7 +179,7 @@ func (r *Run) jobIndex() func(*store.Row) (int, bool) {
 		}
 		return j, true
 	}
-	if o.Jobs != nil {
+	if o.Jobs != nil || r.compacted {
 		byJob := make(map[job]int, len(r.jobs))
 		for i, j := range r.jobs {
 			byJob[j] = i
@@ -321,6 +321,9 @@ type Summary struct {
 	Cutoffs *screen.Cutoffs `json:"cutoffs,omitempty"`
 	// Batch is a batch screening's state: its open batches and the jobs waiting in them.
 	Batch *BatchState `json:"batch,omitempty"`
+	// SavedRequests: the jobs adaptive repetitions never sent, their groups' verdicts being settled
+	// (null without adaptive repetitions).
+	SavedRequests *int64 `json:"saved_requests,omitempty"`
 }
 
 // Summarise describes the finished run.
@@ -329,6 +332,10 @@ func (r *Run) Summarise() Summary {
 	s := Summary{State: state, Total: len(r.jobs), Answered: r.answered.Load(), Failed: r.failed.Load(),
 		Unsent: r.unsent.Load(), Elapsed: r.elapsed.Seconds(), RunDate: r.clock.Now().Format(dateLayout), PriceData: r.Prices(), BlankFields: r.blankFields,
 		Question: r.questionFrame(), Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
+	if r.opts.Adaptive != nil {
+		saved := r.adapt.settledJobs()
+		s.SavedRequests = &saved
+	}
 	if o := r.opts.Result; o != nil && o.Repairs != nil {
 		s.PriceData = mergePrices(o.Repairs.Price, s.PriceData)
 		s.Total += r.mergedRows

@@ -44,6 +44,9 @@ func (r *Run) note(t *jobTrace, a attempt, n int32, reason string) {
 func (r *Run) work(i int) {
 	var t jobTrace
 	r.runJob(i, &t)
+	if res := &r.results[i]; r.adapt != nil && res.ok {
+		r.adapt.answer(i, res.decision.Binary)
+	}
 	r.persist(i, t.request, t.last, t.retried)
 }
 

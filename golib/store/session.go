@@ -128,6 +128,9 @@ type Session struct {
 	billed  map[string]screen.Usage
 	// answered counts the run's answered rows in the file: those loaded, and those committed since.
 	answered int
+	// settled: jobs adaptive repetitions left unsent (Settled)
+	settled                  int
+	settledWhole, settledSet bool
 
 	queue       chan Answer
 	written     chan struct{}
@@ -680,6 +683,7 @@ func (s *Session) Close(status string) error {
 	if s.Err() != nil {
 		status = StatusStopped
 	}
+	s.writeSettled()
 	if status == StatusCompleted && !s.allAnswered() {
 		status = StatusIncomplete
 	}
@@ -694,7 +698,47 @@ func (s *Session) Close(status string) error {
 func (s *Session) allAnswered() bool {
 	var jobs int
 	err := s.store.db.QueryRow(`SELECT jobs FROM runs WHERE run_id = ?`, s.RunID).Scan(&jobs)
-	return err == nil && s.answered >= jobs
+	return err == nil && s.answered+s.settledTotal() >= jobs
+}
+
+// Settled records how many jobs of the run adaptive repetitions left unsent because their group's
+// verdict was settled: they count as done for the run's completion. whole: the count is the whole
+// run's (a call over every job); otherwise it adds to the run's (screen_errors()). Written at
+// Close, in a table of its own created on first use, so that a store without adaptive runs is
+// unchanged.
+func (s *Session) Settled(n int, whole bool) {
+	s.settled, s.settledWhole, s.settledSet = n, whole, true
+}
+
+func (s *Session) writeSettled() {
+	if !s.settledSet || s.Err() != nil {
+		return
+	}
+	db := s.store.db
+	_, err := db.Exec(`CREATE TABLE IF NOT EXISTS settled_jobs (run_id TEXT PRIMARY KEY, settled INTEGER NOT NULL)`)
+	if err == nil {
+		if s.settledWhole {
+			_, err = db.Exec(`INSERT INTO settled_jobs (run_id, settled) VALUES (?, ?)
+				ON CONFLICT (run_id) DO UPDATE SET settled = excluded.settled`, s.RunID, s.settled)
+		} else {
+			_, err = db.Exec(`INSERT INTO settled_jobs (run_id, settled) VALUES (?, ?)
+				ON CONFLICT (run_id) DO UPDATE SET settled = settled + excluded.settled`, s.RunID, s.settled)
+		}
+	}
+	if err != nil {
+		s.errMu.Lock()
+		s.err = storeError(s.store.Path, "could not record the settled jobs of the run", err)
+		s.errMu.Unlock()
+	}
+}
+
+// settledTotal is the run's count of settled jobs (0 when it has none).
+func (s *Session) settledTotal() int {
+	var n int
+	if err := s.store.db.QueryRow(`SELECT settled FROM settled_jobs WHERE run_id = ?`, s.RunID).Scan(&n); err != nil {
+		return 0
+	}
+	return n
 }
 
 func (s *Session) release(status string) {

@@ -1,0 +1,97 @@
+# Adaptive repetitions: a screening function's call whose repetitions stop once each record's
+# verdict is settled. The run is the same engine run, with the run option `adaptive`; Go decides
+# which repetitions to send (golib/engine/adaptive.go, docs/decisions/0023-adaptive-repetitions.md).
+
+adaptive_state <- new.env(parent = emptyenv())
+
+#' Screen with adaptive repetitions: stop asking once a record's verdict is settled
+#'
+#' Runs a screening function (`tabscreen_a.tools()`, `tabscreen_b()` or `tabscreen_c()`) with
+#' `reps` as the most each record is asked. The repetitions of a record (for each prompt, model and
+#' `top_p`) are sent one after another, each once the one before it has been answered, and no more
+#' are sent once the record's verdict (`final_decision_llm`) is settled. Every argument in `...`
+#' means what it means to the screening function, and the result is the same `llm` object.
+#'
+#' @section Rules:
+#' * `"exact"`: a record is settled when no answers of its remaining repetitions could change its
+#'   `final_decision_llm` under the cut-offs in force (`incl_cutoff_upper`, `incl_cutoff_lower`).
+#'   The verdict is then the one the full run would give with the same answers: with the default
+#'   cut-off (0.1), the first include settles a record, and an exclusion needs every repetition.
+#'   A failed repetition counts as one that may still be answered (by [screen_errors()] or a
+#'   resumed run), so a settled verdict also holds once it is.
+#' * `"statistical"`: a record is also settled when the probability that its remaining repetitions
+#'   change its verdict is below `level`. The model: a record's answers are independent draws with
+#'   the record's own include probability, and those probabilities follow a Beta distribution over
+#'   the records of the same prompt and model, fitted by the method of moments to the shares of
+#'   includes of the records already finished, and refitted as the run goes (until 30 of them
+#'   have finished the exact rule applies). Given a record's answers so far, its remaining
+#'   includes are beta-binomial. The model does not hold when records are not exchangeable (the
+#'   records screened first differ from the later ones, or the finished records are the clear-cut
+#'   ones, which settle first) or when a model's answers to the same question are not independent
+#'   (a provider that caches or repeats answers): the verdict may then differ from the full run's
+#'   more often than `level` says.
+#'
+#' @section The result:
+#' Requests not sent because their record was settled are in neither `answer_data` nor
+#' `error_data`: they were never requests. `answer_data_aggregated`'s `reps` is the number of
+#' repetitions asked; its column `reps_sent` (only in adaptive results) is the number sent. The
+#' attribute `run_info` holds `saved_requests`, the number of requests not sent, and printing the
+#' result says it. With `reps = 1` there is nothing to save: the call is an ordinary screening.
+#'
+#' An adaptive run and a full run of the same call are different runs in the answer store: the
+#' same adaptive call again (after an interruption, say) settles records from the answers the store
+#' holds and sends only what is still needed; [screen_errors()] re-sends the failed requests with
+#' the same rule. A call through [screen_batch()] cannot be adaptive.
+#'
+#' @param screening The screening function: `tabscreen_a.tools`, `tabscreen_b` or `tabscreen_c`.
+#' @param ... The arguments of `screening`, as you would give them to it.
+#' @param rule `"exact"` (the default) or `"statistical"`; see the section Rules.
+#' @param level For `rule = "statistical"`: the largest probability, between 0 and 1, that the
+#'   repetitions not sent would have changed a record's verdict.
+#' @return The screening's `llm` object (see the screening function).
+#' @export
+#' @examples
+#' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
+#' res <- screen_adaptive(tabscreen_a.tools,
+#'   filges2015_dat[1:6, ], prompt = "Is this study about functional family therapy?",
+#'   studyid = studyid, title = title, abstract = abstract,
+#'   api_url = fake$url, api_key = "not-a-real-key", reps = 6, progress = FALSE, messages = FALSE
+#' )
+#' res
+#' res$answer_data_aggregated[c("studyid", "final_decision_llm", "reps", "reps_sent")]
+#' attr(res, "run_info")$saved_requests
+#' fake$stop()
+#' options(old)
+screen_adaptive <- function(screening, ..., rule = c("exact", "statistical"), level = 0.01) {
+  call <- rlang::current_env()
+  screening_letter(screening, "tabscreen_error_adaptive_args", call)
+  if (!is.character(rule) || length(rule) < 1 || anyNA(rule) || !rule[[1]] %in% c("exact", "statistical") ||
+    (length(rule) > 1 && !identical(rule, c("exact", "statistical")))) {
+    abort_arg(c("{.arg rule} must be {.val exact} or {.val statistical}, not {.obj_type_friendly {rule}}.",
+      "i" = "Give {.code rule = \"exact\"} (the verdict of the full run) or {.code rule = \"statistical\"}."),
+      class = "tabscreen_error_adaptive_args", arg = "rule", call = call)
+  }
+  rule <- rule[[1]]
+  if (!is.numeric(level) || length(level) != 1 || is.na(level) || level <= 0 || level >= 1) {
+    abort_arg(c("{.arg level} must be one number above 0 and below 1, not {.obj_type_friendly {level}}.",
+      "i" = "It is the largest probability that the repetitions not sent would change a verdict, e.g. {.code level = 0.01}."),
+      class = "tabscreen_error_adaptive_args", arg = "level", call = call)
+  }
+  if (!is.null(batch_request())) {
+    abort_arg("Adaptive repetitions are for synchronous screenings, not through {.fn screen_batch}.",
+      class = "tabscreen_error_adaptive_args", arg = "screening", call = call)
+  }
+  old <- adaptive_state$request
+  adaptive_state$request <- list(rule = rule, level = if (identical(rule, "statistical")) level)
+  on.exit(adaptive_state$request <- old, add = TRUE)
+  screening(...)
+}
+
+# The run option `adaptive` of the call being screened: NULL for an ordinary call, and when no
+# model is asked more than once (`models`: the run options' models), as there is nothing to save.
+adaptive_request <- function(models) {
+  request <- adaptive_state$request
+  if (is.null(request) || !any(vapply(models, function(m) m$reps > 1, logical(1)))) return(NULL)
+  request[!vapply(request, is.null, logical(1))]
+}

@@ -1,0 +1,154 @@
+# screen_adaptive(): repetitions stop once a record's verdict is settled, through the exported
+# functions, C and Go, against the fake provider.
+
+adaptive_providers <- list(
+  a = list(fun = "tabscreen_a.tools", url = "url", key = "PROVIDER_A_API_KEY"),
+  b = list(fun = "tabscreen_b", url = "url_b", key = "PROVIDER_B_API_KEY"),
+  c = list(fun = "tabscreen_c", url = "url_c", key = "PROVIDER_C_API_KEY")
+)
+
+# The screening `p` (one of adaptive_providers) on the test records, adaptive unless `rule` is NULL.
+screen_p <- function(fake, p, ..., rule = "exact") {
+  if (is.null(rule)) return(screen_with(p$fun, fake[[p$url]], ...))
+  screen_with("screen_adaptive", fake[[p$url]], screening = get(p$fun, envir = asNamespace("tabscreen")),
+    rule = rule, ...)
+}
+
+# What print() says (cli writes to the message stream).
+printed_message <- function(x) paste(utils::capture.output(print(x), type = "message"), collapse = "\n")
+
+final_by_record <- function(res) {
+  agg <- res$answer_data_aggregated
+  stats::setNames(agg$final_decision_llm, agg$studyid)
+}
+
+for (letter in names(adaptive_providers)) {
+  p <- adaptive_providers[[letter]]
+
+  test_that(paste0(letter, ": an exact adaptive run has the full run's verdicts with fewer requests"), {
+    fake <- local_keyed_fake(p$key, "sk-test-adaptive")
+    full <- screen_p(fake, p, reps = 6, rule = NULL)
+    sent_full <- fake$stats()$requests_total
+    expect_equal(sent_full, 48)
+    # The fake answers the k-th request of a question alike in both runs once its counts restart.
+    fake$reset()
+    res <- screen_p(fake, p, reps = 6)
+    sent <- fake$stats()$requests_total
+    expect_equal(final_by_record(res), final_by_record(full))
+    expect_lt(sent, sent_full)
+    # Every request sent is a row; the ones never sent are in neither table.
+    expect_null(res$error_data)
+    expect_equal(nrow(res$answer_data), sent)
+    agg <- res$answer_data_aggregated
+    expect_equal(agg$reps, rep(6L, 8))
+    expect_equal(agg$reps_sent, as.integer(table(factor(res$answer_data$studyid, levels = agg$studyid))))
+    expect_true(all(agg$reps_sent >= 1))
+    expect_equal(attr(res, "run_info")$saved_requests, sent_full - sent)
+    # Each record's answers are among the full run's answers of that record (the full run sends
+    # repetitions 2 to 6 at once, so which of them got which answer differs).
+    for (id in agg$studyid) {
+      sent_answers <- table(res$answer_data$decision_llm[res$answer_data$studyid == id])
+      full_answers <- table(full$answer_data$decision_llm[full$answer_data$studyid == id])
+      expect_true(all(sent_answers <= full_answers[names(sent_answers)]), label = paste("answers of record", id))
+    }
+    expect_match(printed_message(res), paste0("Adaptive repetitions: ", sent_full - sent, " requests? not sent"))
+    # A full run's result has no column reps_sent and no saved requests.
+    expect_false("reps_sent" %in% names(full$answer_data_aggregated))
+    expect_null(attr(full, "run_info")$saved_requests)
+  })
+
+  test_that(paste0(letter, ": a resumed adaptive run sends only what its stored answers leave open"), {
+    fake <- local_keyed_fake(p$key, "sk-test-adaptive")
+    fail_record(fake, 2, kind = "500")
+    first <- screen_p(fake, p, reps = 6, max_tries = 1)
+    expect_equal(nrow(first$error_data), 6)
+    expect_equal(unique(first$error_data$studyid), test_records()$studyid[2])
+    runs <- screen_store()
+    expect_equal(runs$status, "incomplete")
+    fake$configure(fail_matching = list())
+    fake$reset()
+    res <- screen_p(fake, p, reps = 6, max_tries = 1)
+    bodies <- vapply(request_bodies(fake), function(b) jsonlite::toJSON(b, auto_unbox = TRUE), character(1))
+    expect_gt(length(bodies), 0)
+    expect_lte(length(bodies), 6)
+    # Nothing answered before is sent again: every request is the failed record's.
+    expect_true(all(grepl(test_records()$title[2], bodies, fixed = TRUE)))
+    expect_null(res$error_data)
+    expect_equal(attr(res, "run_info")$stored_answers, nrow(first$answer_data))
+    expect_equal(nrow(res$answer_data), nrow(first$answer_data) + length(bodies))
+    expect_equal(screen_store()$status, "completed")
+    # A full run of the same call is another run.
+    fake$reset()
+    screen_p(fake, p, reps = 6, max_tries = 1, rule = NULL)
+    expect_equal(fake$stats()$requests_total, 48)
+    expect_equal(nrow(screen_store()), 2)
+  })
+
+  test_that(paste0(letter, ": screen_errors() re-sends an adaptive result's failures adaptively"), {
+    fake <- local_keyed_fake(p$key, "sk-test-adaptive")
+    fail_record(fake, 3, kind = "500")
+    res <- screen_p(fake, p, reps = 6, max_tries = 1)
+    expect_equal(nrow(res$error_data), 6)
+    saved <- attr(res, "run_info")$saved_requests
+    fixed <- resend_failed(fake, res)
+    sent <- fake$stats()$requests_total
+    expect_gt(sent, 0)
+    expect_lte(sent, 6)
+    bodies <- vapply(request_bodies(fake), function(b) jsonlite::toJSON(b, auto_unbox = TRUE), character(1))
+    expect_true(all(grepl(test_records()$title[3], bodies, fixed = TRUE)))
+    expect_equal(attr(fixed, "arg_list")$run_options$adaptive, list(rule = "exact"))
+    agg <- fixed$answer_data_aggregated
+    expect_true("reps_sent" %in% names(agg))
+    expect_equal(agg$reps_sent[agg$studyid == test_records()$studyid[3]], sent)
+    expect_equal(attr(fixed, "run_info")$saved_requests, saved + 6L - sent)
+    expect_equal(nrow(fixed$answer_data), sum(agg$reps_sent))
+    expect_equal(screen_store()$status, "completed")
+  })
+}
+
+test_that("screen_adaptive() refuses bad arguments before any request", {
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-adaptive")
+  adaptive_a <- function(...) {
+    screen_with("screen_adaptive", fake$url, screening = tabscreen_a.tools, reps = 3, ...)
+  }
+  expect_arg_error(screen_adaptive(function(...) NULL, reps = 3), "tabscreen_error_adaptive_args",
+    fun = "screen_adaptive")
+  cnd <- expect_arg_error(adaptive_a(rule = "fast"), "tabscreen_error_adaptive_args", fun = "screen_adaptive")
+  expect_equal(cnd$arg, "rule")
+  for (bad in list(0, 1, -0.5, NA_real_, "0.01", c(0.01, 0.02))) {
+    cnd <- expect_arg_error(adaptive_a(rule = "statistical", level = bad), "tabscreen_error_adaptive_args",
+      fun = "screen_adaptive")
+    expect_equal(cnd$arg, "level")
+  }
+  expect_arg_error(screen_batch(screen_adaptive, reps = 3), "tabscreen_error_batch_args", fun = "screen_batch")
+  expect_equal(fake$stats()$requests_total, 0)
+})
+
+test_that("screen_adaptive() with reps = 1 is the ordinary screening", {
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-adaptive")
+  plain <- screen_a(fake)
+  res <- screen_with("screen_adaptive", fake$url, screening = tabscreen_a.tools)
+  # The same run in the store: the adaptive call took the plain call's answers.
+  expect_equal(attr(res, "store")$fingerprint, attr(plain, "store")$fingerprint)
+  expect_equal(fake$stats()$requests_total, 8)
+  expect_null(attr(res, "arg_list")$run_options$adaptive)
+  expect_null(attr(res, "run_info")$saved_requests)
+})
+
+test_that("the statistical rule sends no more than the exact one and keeps its level", {
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-adaptive")
+  data <- filges2015_dat[1:40, ]
+  exact <- screen_with("screen_adaptive", fake$url, screening = tabscreen_a.tools, data = data, reps = 6)
+  sent_exact <- fake$stats()$requests_total
+  fake$reset()
+  res <- screen_with("screen_adaptive", fake$url, screening = tabscreen_a.tools, data = data, reps = 6,
+    rule = "statistical", level = 0.05)
+  sent <- fake$stats()$requests_total
+  expect_lte(sent, sent_exact)
+  expect_equal(attr(res, "arg_list")$run_options$adaptive, list(rule = "statistical", level = 0.05))
+  expect_equal(attr(res, "run_info")$saved_requests, 240L - sent)
+  expect_null(res$error_data)
+  # Every record where both rules sent all six repetitions has the same verdict.
+  both <- exact$answer_data_aggregated$reps_sent == 6 & res$answer_data_aggregated$reps_sent == 6
+  expect_equal(res$answer_data_aggregated$final_decision_llm[both], exact$answer_data_aggregated$final_decision_llm[both])
+})
