@@ -1,0 +1,62 @@
+# Adaptive repetitions against the full run: requests sent and verdicts that differ, on the fake's
+# per-record answer model (bench/README.md, "The fake's answer model"). Every screening asks the
+# same fake with the same seed, reset before each run, so that a record's k-th answer is the same
+# in every run: the full run's verdict is what an adaptive run is compared with.
+# R_LIBS=$PWD/.rlib Rscript bench/adaptive.R   (BENCH_ADAPTIVE_RECORDS, default 2000; BENCH_SEED)
+library(tabscreen)
+n_records <- as.integer(Sys.getenv("BENCH_ADAPTIVE_RECORDS", "2000"))
+seed <- as.integer(Sys.getenv("BENCH_SEED", "11"))
+friends <- "../shared/data/friends_dat.csv"
+records <- if (file.exists(friends)) {
+  d <- utils::read.csv(friends, encoding = "UTF-8", stringsAsFactors = FALSE)
+  d[nzchar(d$abstract), c("title", "abstract")]
+} else {
+  tabscreen::filges2015_dat[c("title", "abstract")]
+}
+records <- records[rep_len(seq_len(nrow(records)), n_records), ]
+records$title <- paste(records$title, seq_len(n_records))
+records$studyid <- seq_len(n_records)
+
+# No answer store: each run asks anew instead of taking the last run's answers.
+options(tabscreen.store = FALSE)
+Sys.setenv(PROVIDER_A_API_KEY = "sk-bench-adaptive")
+fake <- fake_provider(seed = seed, tendency = TRUE)
+on.exit(fake$stop(), add = TRUE)
+
+screen <- function(cutoffs, adaptive = NULL) {
+  fake$reset()
+  args <- c(list(records, prompt = "Is this study about friendship?", studyid = "studyid", title = "title",
+    abstract = "abstract", api_url = fake$url, reps = 10, rpm = 1e7, progress = FALSE, messages = FALSE), cutoffs)
+  res <- if (is.null(adaptive)) {
+    do.call(tabscreen_a.tools, args)
+  } else {
+    do.call(screen_adaptive, c(list(tabscreen_a.tools), args, adaptive))
+  }
+  agg <- res$answer_data_aggregated
+  list(requests = fake$stats()$requests_total, verdict = stats::setNames(agg$final_decision_llm, agg$studyid))
+}
+
+row <- function(what, requests, full, differ, target, ok) {
+  cat(sprintf("| %s | %s requests (%.3f of the full run); %d of %d verdicts differ (%.2f %%) | %s | %s |\n",
+    what, format(requests, big.mark = ","), requests / full, differ, n_records, 100 * differ / n_records, target,
+    if (is.na(ok)) "reported" else if (ok) "met" else "MISSED"))
+}
+
+cat(sprintf("\n%d records x reps 10, fake seed %d with tendency = TRUE, provider A\n\n", n_records, seed))
+cat("| Run | Result | Target | |\n|---|---|---|---|\n")
+bands <- list(`the spec's cut-offs` = list(), `cut-offs 0.2 and 0.8` = list(incl_cutoff_lower = 0.2, incl_cutoff_upper = 0.8))
+for (band in names(bands)) {
+  full <- screen(bands[[band]])
+  cat(sprintf("| Full run, %s | %s requests; %s | | |\n", band, format(full$requests, big.mark = ","),
+    paste(names(table(full$verdict)), table(full$verdict), collapse = ", ")))
+  differ <- function(run) sum(run$verdict[names(full$verdict)] != full$verdict)
+  exact <- screen(bands[[band]], list(rule = "exact"))
+  row(paste("Adaptive, exact,", band), exact$requests, full$requests, differ(exact), "0 verdicts differ", differ(exact) == 0)
+  for (level in c(0.001, 0.01, 0.05)) {
+    stat <- screen(bands[[band]], list(rule = "statistical", level = level))
+    target <- if (level == 0.01) "<= 0.35 of the requests, <= 1 % differ" else "reported"
+    ok <- if (level == 0.01) stat$requests / full$requests <= 0.35 && differ(stat) <= 0.01 * n_records else NA
+    row(sprintf("Adaptive, statistical at %g %%, %s", 100 * level, band), stat$requests, full$requests, differ(stat), target, ok)
+  }
+}
+cat(sprintf("\nMeasured %s on %s\n", format(Sys.time(), "%Y-%m-%d %H:%M"), R.version.string))
