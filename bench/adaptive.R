@@ -6,15 +6,8 @@
 library(tabscreen)
 n_records <- as.integer(Sys.getenv("BENCH_ADAPTIVE_RECORDS", "2000"))
 seed <- as.integer(Sys.getenv("BENCH_SEED", "11"))
-friends <- "../shared/data/friends_dat.csv"
-records <- if (file.exists(friends)) {
-  d <- utils::read.csv(friends, encoding = "UTF-8", stringsAsFactors = FALSE)
-  d[nzchar(d$abstract), c("title", "abstract")]
-} else {
-  tabscreen::filges2015_dat[c("title", "abstract")]
-}
-records <- records[rep_len(seq_len(nrow(records)), n_records), ]
-records$title <- paste(records$title, seq_len(n_records))
+source("bench/records.R")
+records <- grow(load_abstracts(), n_records)
 records$studyid <- seq_len(n_records)
 
 # No answer store: each run asks anew instead of taking the last run's answers.

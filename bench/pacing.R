@@ -12,17 +12,8 @@ library(tabscreen)
 tpm <- 200000
 n <- as.integer(Sys.getenv("PACING_RECORDS", "1100"))
 use_option <- identical(Sys.getenv("PACING_TPM_OPTION"), "1")
-friends <- "../shared/data/friends_dat.csv"
-
-records <- if (file.exists(friends)) {
-  d <- utils::read.csv(friends, encoding = "UTF-8", stringsAsFactors = FALSE)
-  d[nzchar(d$abstract), c("title", "abstract")]
-} else {
-  tabscreen::filges2015_dat[c("title", "abstract")]
-}
-records <- records[rep_len(seq_len(nrow(records)), n), ]
-records$title <- paste(records$title, seq_len(n))
-rownames(records) <- NULL
+source("bench/records.R")
+records <- grow(load_abstracts(), n)
 
 options(tabscreen.store = tempfile(fileext = ".sqlite"))
 if (use_option) options(tabscreen.tpm = tpm)
