@@ -294,7 +294,7 @@ print.llm <- function(x, ...) {
     if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
     cache_summary(attr(x$price_data, "cache")),
     if (!is.null(info$saved_requests)) {
-      c("*" = "Adaptive repetitions: {info$saved_requests} request{?s} not sent, {cli::qty(info$saved_requests)}{?its/their} record's verdict being settled.")
+      c("*" = adaptive_summary(info$saved_requests, saved_price(x$price_dollar, n_jobs, info$saved_requests)))
     },
     if (isTRUE(info$stored_answers > 0)) {
       c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call.")

@@ -20,7 +20,10 @@
 #' * `price_dollar`: the price from `price_data` (`NA` when unknown);
 #' * `run_time`: the seconds the requests took, added up (`NA` with `time_info = FALSE`). The
 #'   requests run concurrently, so this can be more than the time the screening took, which the
-#'   print method shows last.
+#'   print method shows last;
+#' * with [screen_adaptive()] only: `requests_saved`, the repetitions asked that were not sent
+#'   because their record's verdict was settled, and `price_saved_dollar`, what they would have
+#'   cost at the group's mean price per request sent (`NA` when the price is unknown).
 #'
 #' The print method shows each row as a short block, readable at any console width; the value is
 #' a tibble for further work (`tibble::as_tibble()` drops the class).
@@ -65,11 +68,13 @@ summary.llm <- function(object, ...) {
     if (is.null(p) || nrow(p) == 0) return(NA_real_)
     sum(p$total_price_dollar[p$prompt == as.character(groups$promptid[i]) & p$model == groups$model[i]])
   }
+  adaptive <- !is.null(agg[["reps_sent"]])
   per_group <- lapply(seq_len(nrow(groups)), function(i) {
     decisions <- answers$decision_llm[in_group(answers, i)]
-    tibble::tibble(
+    requests <- sum(in_group(rows, i))
+    out <- tibble::tibble(
       records = length(unique(rows$studyid[in_group(rows, i)])),
-      requests = sum(in_group(rows, i)),
+      requests = requests,
       answers = length(decisions),
       failures = sum(in_group(failed, i)),
       include = count(decisions, "1"),
@@ -83,6 +88,11 @@ summary.llm <- function(object, ...) {
       price_dollar = price(i),
       run_time = total(rows, "run_time", i)
     )
+    if (adaptive) {
+      out$requests_saved <- as.integer(sum(agg$reps[in_group(agg, i)] - agg$reps_sent[in_group(agg, i)]))
+      out$price_saved_dollar <- saved_price(out$price_dollar, requests, out$requests_saved)
+    }
+    out
   })
   out <- tibble::tibble(promptid = as.integer(groups$promptid), model = as.character(groups$model),
     do.call(rbind, per_group))
@@ -108,6 +118,7 @@ print.llm_summary <- function(x, ...) {
       },
       if (!is.na(g$prompt_tokens)) c("*" = "Tokens: {count(g$prompt_tokens)} prompt, {count(g$completion_tokens)} completion."),
       if (!is.na(g$price_dollar)) c("*" = "Price: {format_dollars(g$price_dollar)}."),
+      if (!is.null(g$requests_saved)) c("*" = adaptive_summary(g$requests_saved, g$price_saved_dollar)),
       if (!is.na(g$run_time)) c("*" = "Request time: {format(round(g$run_time, 1), nsmall = 1)} s, added up over the requests.")
     ))
   }
@@ -116,4 +127,16 @@ print.llm_summary <- function(x, ...) {
   if (nrow(x) > 1 && !all(is.na(x$price_dollar))) cli::cli_text("Total price: {format_dollars(sum(x$price_dollar, na.rm = TRUE))}.")
   if (!is.null(elapsed)) cli::cli_text("The screening took {format(round(elapsed, 1), nsmall = 1)} s.")
   invisible(x)
+}
+
+# What a request not sent would have cost, at the mean price of the requests sent.
+saved_price <- function(price, requests, saved) {
+  if (is.null(price) || is.na(price) || requests == 0) return(NA_real_)
+  price / requests * saved
+}
+
+# The line of print() and summary() on adaptive repetitions.
+adaptive_summary <- function(saved, price) {
+  cost <- if (!is.na(price)) paste0(", about ", format_dollars(price), " at this run's price per request") else ""
+  cli::format_inline("Adaptive repetitions: {saved} request{?s} not sent{cost}, {cli::qty(saved)}{?its/their} record's verdict being settled.")
 }

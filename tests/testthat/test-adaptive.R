@@ -52,6 +52,14 @@ for (letter in names(adaptive_providers)) {
       expect_true(all(sent_answers <= full_answers[names(sent_answers)]), label = paste("answers of record", id))
     }
     expect_match(printed_message(res), paste0("Adaptive repetitions: ", sent_full - sent, " requests? not sent"))
+    # summary(): the same count per prompt and model, priced at the group's price per request sent.
+    s <- summary(res)
+    expect_equal(s$requests_saved, sent_full - sent)
+    expect_equal(s$price_saved_dollar, s$price_dollar / s$requests * s$requests_saved)
+    expect_gt(s$price_saved_dollar, 0)
+    expect_match(paste(utils::capture.output(print(s), type = "message"), collapse = "\n"),
+      paste0("Adaptive repetitions: ", sent_full - sent, " requests? not sent, about \\$"))
+    expect_false("requests_saved" %in% names(summary(full)))
     # A full run's result has no column reps_sent and no saved requests.
     expect_false("reps_sent" %in% names(full$answer_data_aggregated))
     expect_null(attr(full, "run_info")$saved_requests)
