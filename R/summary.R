@@ -118,7 +118,7 @@ print.llm_summary <- function(x, ...) {
       },
       if (!is.na(g$prompt_tokens)) c("*" = "Tokens: {count(g$prompt_tokens)} prompt, {count(g$completion_tokens)} completion."),
       if (!is.na(g$price_dollar)) c("*" = "Price: {format_dollars(g$price_dollar)}."),
-      if (!is.null(g$requests_saved)) c("*" = adaptive_summary(g$requests_saved, g$price_saved_dollar)),
+      if ("requests_saved" %in% names(g)) c("*" = adaptive_summary(g$requests_saved, g$price_saved_dollar)),
       if (!is.na(g$run_time)) c("*" = "Request time: {format(round(g$run_time, 1), nsmall = 1)} s, added up over the requests.")
     ))
   }
