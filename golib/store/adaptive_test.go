@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tabscreen/tabscreen/golib/engine"
+	"github.com/tabscreen/tabscreen/golib/store"
 )
 
 // An adaptive run whose groups settle is completed in the store although it never sent the
@@ -62,5 +63,13 @@ func TestAdaptiveRunCompletesWithSettledJobs(t *testing.T) {
 	}
 	if s := r.Summarise(); s.SavedRequests == nil || *s.SavedRequests != 5*3 {
 		t.Fatalf("saved %v, want 15 (the whole run's)", s.SavedRequests)
+	}
+	// A recovered copy lost nothing: its settled jobs still make the run complete.
+	copied := filepath.Join(t.TempDir(), "recovered.sqlite")
+	if _, err := store.Recover(path, copied); err != nil {
+		t.Fatal(err)
+	}
+	if answered, status := storedRun(t, copied); answered != 5 || status != "completed" {
+		t.Fatalf("recovered: %d answered, %s", answered, status)
 	}
 }

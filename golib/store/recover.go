@@ -134,7 +134,8 @@ func Recover(from, to string) ([]TableRecovery, error) {
 }
 
 // reopenIncomplete marks a completed run that lost answers as incomplete, so that the same call
-// resumes it and sends only the jobs lost.
+// resumes it and sends only the jobs lost. An adaptive run's settled jobs were never answers: they
+// count as its answers do (allAnswered).
 func reopenIncomplete(ctx context.Context, tx *sql.Tx, tables []schemaItem) error {
 	have := map[string]bool{}
 	for _, t := range tables {
@@ -143,7 +144,11 @@ func reopenIncomplete(ctx context.Context, tx *sql.Tx, tables []schemaItem) erro
 	if !have["runs"] || !have["answers"] {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ? WHERE status = ? AND jobs >
+	settled := "0"
+	if have["settled_jobs"] {
+		settled = "coalesce((SELECT s.settled FROM settled_jobs s WHERE s.run_id = runs.run_id), 0)"
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ? WHERE status = ? AND jobs > `+settled+` +
 		(SELECT count(*) FROM answers a WHERE a.run_id = runs.run_id AND a.answered = 1)`, StatusIncomplete, StatusCompleted)
 	return err
 }
