@@ -317,7 +317,8 @@ inform_estimate <- function(plan, messages) {
     if (length(unknown) < nrow(m)) {
       c("i" = "Estimated price: about {format_dollars(price)}{if (length(unknown) > 0) ' for the models with a known price' else ''} (the actual price is reported after the run).")
     },
-    if (length(unknown) > 0) c("!" = "No price is known for {.val {unknown}}.")
+    if (length(unknown) > 0) c("!" = "No price is known for {.val {unknown}}."),
+    if (isTRUE(plan$adaptive)) c("i" = adaptive_estimate_note())
   ), class = c("tabscreen_estimate", "tabscreen_message"))
 }
 

@@ -40,7 +40,9 @@ plan_state <- new.env(parent = emptyenv())
 #'   call's requests), `stored` (answers the store already holds), `remaining` (requests to send),
 #'   `input_tokens`, `output_tokens`, `price` (synchronous, with the prompt caches as
 #'   `options(tabscreen.cache)` sets them), `price_no_cache`, `price_batch`, `minutes` (of what
-#'   remains), `run_id` (the stored run the call continues, or `NA`), and `models`, a data frame
+#'   remains), `adaptive` (`TRUE` through [screen_adaptive()], whose requests and price are then
+#'   the most the call can send and cost), `run_id` (the stored run the call continues, or `NA`),
+#'   and `models`, a data frame
 #'   with these per model (`rpm` and `minutes` included). Prices are `NA` when no model has a known
 #'   price.
 #' @export
@@ -104,7 +106,7 @@ screening_plan <- function(rec, options, arg_list, estimate, holding) {
     records = nrow(rec$data), requests = sum(models$requests), stored = sum(models$stored),
     remaining = sum(models$remaining), input_tokens = sum(models$input_tokens), output_tokens = sum(models$output_tokens),
     price = total(if (batch) models$price_batch else models$price), price_no_cache = total(models$price_no_cache),
-    price_batch = total(models$price_batch), minutes = minutes, batch = batch,
+    price_batch = total(models$price_batch), minutes = minutes, batch = batch, adaptive = !is.null(options$adaptive),
     run_id = holding$run_id %||% NA_character_, tpm = tpm %||% NA_real_, models = tibble::as_tibble(models)
   ), class = "tabscreen_plan")
 }
@@ -119,6 +121,7 @@ print.tabscreen_plan <- function(x, ...) {
   }
   cli::cli_text("To send: about {fmt(x$input_tokens)} input and {fmt(x$output_tokens)} output tokens.")
   cli::cli_text("Estimated price: {dollars(x$price)}{if (x$batch) ' (batch)' else ''}; without prompt caching {dollars(x$price_no_cache)}; through {.fn screen_batch} {dollars(x$price_batch)}.")
+  if (isTRUE(x$adaptive)) cli::cli_text(adaptive_estimate_note())
   cli::cli_text("Time at the rate limits in force: about {format_minutes(x$minutes)}{if (is.na(x$tpm)) ' (requests per minute; the token limit the provider reports is followed during the run)' else ''}.")
   print(as.data.frame(x$models[c("model", "requests", "remaining", "input_tokens", "output_tokens", "price", "price_batch", "minutes")]),
     digits = 3, row.names = FALSE)
@@ -173,4 +176,9 @@ show_estimate <- function(messages) {
       class = c("tabscreen_error_option", "tabscreen_error"))
   }
   opt
+}
+
+# Through screen_adaptive() the estimate counts every repetition asked.
+adaptive_estimate_note <- function() {
+  "With adaptive repetitions these are the most it can send and cost: no repetition is sent once its record's verdict is settled."
 }

@@ -160,3 +160,19 @@ test_that("the statistical rule sends no more than the exact one and keeps its l
   both <- exact$answer_data_aggregated$reps_sent == 6 & res$answer_data_aggregated$reps_sent == 6
   expect_equal(res$answer_data_aggregated$final_decision_llm[both], exact$answer_data_aggregated$final_decision_llm[both])
 })
+
+test_that("the estimate of an adaptive screening says it is the most the call can send and cost", {
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-adaptive")
+  withr::local_options(tabscreen.estimate = TRUE)
+  p <- adaptive_providers$a
+  expect_message(screen_p(fake, p, reps = 3), "the most it can send and cost", class = "tabscreen_estimate")
+  # An ordinary screening's estimate does not say it.
+  msgs <- character()
+  withCallingHandlers(screen_p(fake, p, reps = 3, prompt = "Another prompt?", rule = NULL),
+    tabscreen_estimate = function(m) {
+      msgs <<- c(msgs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+  expect_length(msgs, 1)
+  expect_no_match(msgs, "the most it can send")
+})
