@@ -343,7 +343,8 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
   options$result <- list(aggregate = layout$aggregate, incl_cutoff_upper = arg_list$incl_cutoff_upper,
     incl_cutoff_lower = arg_list$incl_cutoff_lower,
     repairs = if (!is.null(merge_into)) list(price = merge_price_rows(merge_into$price),
-      elapsed_seconds = merge_into$run_info$elapsed_seconds %||% 0, run_date = merge_into$run_date %||% ""))
+      elapsed_seconds = merge_into$run_info$elapsed_seconds %||% 0, run_date = merge_into$run_date %||% "",
+      saved_requests = merge_into$run_info$saved_requests %||% 0L))
   merge <- if (!is.null(merge_into) && nrow(merge_into$rows) > 0) df_to_ipc(engine_answers(merge_into$rows))
   res <- run_engine(ipc, options, api_key,
     callbacks = callbacks, progress = arg_list$progress, messages = arg_list$messages, call = call, merge = merge)
@@ -363,10 +364,8 @@ run_screening <- function(records, options, api_key, arg_list, record_ids, call,
     stop = meta$stop,
     call_price_dollar = if (isTRUE(arg_list$token_info)) sum(spent$total_price_dollar)
   )
-  if (!is.null(meta$saved_requests)) {
-    # Adaptive repetitions: the requests never sent, the repaired result's included.
-    run_info$saved_requests <- as.integer(meta$saved_requests) + as.integer(merge_into$run_info$saved_requests %||% 0L)
-  }
+  # Adaptive repetitions: the requests never sent, the repaired result's included.
+  if (!is.null(meta$saved_requests)) run_info$saved_requests <- as.integer(meta$saved_requests)
   obj <- assemble_llm(rows, price, meta$run_date, layout, arg_list, run_info, record_ids, res$aggregated, meta$cutoffs)
   if (!is.null(meta$store)) attr(obj, "store") <- meta$store[c("path", "run_id", "fingerprint")]
   finish_run(obj, meta, call)

@@ -78,6 +78,8 @@ type Repaired struct {
 	Price          []PriceRow `json:"price"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
 	RunDate        string     `json:"run_date"`
+	// SavedRequests are the requests adaptive repetitions did not send in the repaired result.
+	SavedRequests int64 `json:"saved_requests"`
 }
 
 // ModelOptions are one model's settings, from the rules table on the R side.

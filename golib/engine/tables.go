@@ -334,6 +334,9 @@ func (r *Run) Summarise() Summary {
 		Question: r.questionFrame(), Store: r.StoreInfo(), Cutoffs: r.Cutoffs(), Batch: r.batchState()}
 	if r.opts.Adaptive != nil {
 		saved := r.adapt.settledJobs()
+		if o := r.opts.Result; o != nil && o.Repairs != nil {
+			saved += o.Repairs.SavedRequests
+		}
 		s.SavedRequests = &saved
 	}
 	if o := r.opts.Result; o != nil && o.Repairs != nil {

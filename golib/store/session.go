@@ -717,13 +717,12 @@ func (s *Session) writeSettled() {
 	db := s.store.db
 	_, err := db.Exec(`CREATE TABLE IF NOT EXISTS settled_jobs (run_id TEXT PRIMARY KEY, settled INTEGER NOT NULL)`)
 	if err == nil {
+		update := "settled + excluded.settled"
 		if s.settledWhole {
-			_, err = db.Exec(`INSERT INTO settled_jobs (run_id, settled) VALUES (?, ?)
-				ON CONFLICT (run_id) DO UPDATE SET settled = excluded.settled`, s.RunID, s.settled)
-		} else {
-			_, err = db.Exec(`INSERT INTO settled_jobs (run_id, settled) VALUES (?, ?)
-				ON CONFLICT (run_id) DO UPDATE SET settled = settled + excluded.settled`, s.RunID, s.settled)
+			update = "excluded.settled"
 		}
+		_, err = db.Exec(`INSERT INTO settled_jobs (run_id, settled) VALUES (?, ?)
+			ON CONFLICT (run_id) DO UPDATE SET settled = `+update, s.RunID, s.settled)
 	}
 	if err != nil {
 		s.errMu.Lock()
