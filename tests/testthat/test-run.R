@@ -148,20 +148,7 @@ test_that("profiling with Rprof() during a screening does not corrupt Go's heap"
   # src/init.c waits for Go's runtime to start at load, without which 2 runs in 20 still crashed
   # under load. A child process keeps a crash contained.
   fake <- local_fake_provider()
-  answers <- callr::r(
-    function(url, libs) {
-      .libPaths(libs)
-      library(tabscreen)
-      Sys.setenv(PROVIDER_A_API_KEY = "sk-test-profiling")
-      d <- data.frame(title = paste("title", 1:2000), abstract = strrep("a long abstract ", 120))
-      Rprof(tempfile(), interval = 0.002, memory.profiling = TRUE)
-      on.exit(Rprof(NULL))
-      res <- tabscreen_a.tools(d, prompt = "Include?", title = title, abstract = abstract, api_url = url,
-                               rpm = 1e6, reps = 3, progress = FALSE, messages = FALSE)
-      nrow(res$answer_data)
-    },
-    args = list(url = fake$url, libs = .libPaths())
-  )
+  answers <- callr::r(profiled_screening, args = list(url = fake$url, libs = .libPaths(), key = "sk-test-profiling"))
   expect_equal(answers, 6000)
 })
 
