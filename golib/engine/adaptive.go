@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/tabscreen/tabscreen/golib/screen"
@@ -34,10 +33,6 @@ type AdaptiveOptions struct {
 
 // DefaultLevel is the statistical rule's level when the options leave it out.
 const DefaultLevel = 0.01
-
-// minPriorGroups is how many finished groups of a prompt and model the statistical rule needs
-// before it trusts the prior fitted over them; before that it applies the exact rule.
-const minPriorGroups = 30
 
 func (a *AdaptiveOptions) check() error {
 	if a == nil {
@@ -74,79 +69,6 @@ func settledExact(c screen.Cutoffs, reps, answered, included int) bool {
 	return lo == hi
 }
 
-// betaPrior is a Beta(alpha, beta) prior over a group's probability of an include.
-type betaPrior struct{ alpha, beta float64 }
-
-// priorStats are the running sums of the finished groups' shares of includes, for a prior fitted
-// by the method of moments.
-type priorStats struct {
-	n        int
-	sum, sq  float64
-	fallback bool
-}
-
-func (s *priorStats) add(p float64) {
-	s.n++
-	s.sum += p
-	s.sq += p * p
-}
-
-// fit is the method-of-moments Beta over the groups' shares: mean m and variance v give
-// alpha + beta = m(1-m)/v - 1. Too few groups, or shares without spread (v = 0) or with more than
-// a Beta allows (v >= m(1-m)), give no prior.
-func (s *priorStats) fit() (betaPrior, bool) {
-	if s.n < minPriorGroups {
-		return betaPrior{}, false
-	}
-	n := float64(s.n)
-	m := s.sum / n
-	v := (s.sq - n*m*m) / (n - 1)
-	if !(v > 0) || v >= m*(1-m) {
-		return betaPrior{}, false
-	}
-	common := m*(1-m)/v - 1
-	return betaPrior{alpha: m * common, beta: (1 - m) * common}, true
-}
-
-// lbeta is log B(a, b).
-func lbeta(a, b float64) float64 {
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	return la + lb - lab
-}
-
-// betaBinomial is P(X = x) for X ~ BetaBinomial(n, a, b).
-func betaBinomial(x, n int, a, b float64) float64 {
-	lc, _ := math.Lgamma(float64(n + 1))
-	lx, _ := math.Lgamma(float64(x + 1))
-	lnx, _ := math.Lgamma(float64(n - x + 1))
-	return math.Exp(lc - lx - lnx + lbeta(float64(x)+a, float64(n-x)+b) - lbeta(a, b))
-}
-
-// changeProbability is the probability that the reps - answered repetitions not answered yet
-// change the verdict over the group's answers so far, the includes among them being
-// beta-binomial under the prior updated with those answers. It takes every remaining repetition
-// to be answered (a failure leaves incl_p where the answers put it).
-func changeProbability(c screen.Cutoffs, prior betaPrior, reps, answered, included int) float64 {
-	left := reps - answered
-	if left <= 0 {
-		return 0
-	}
-	if answered == 0 {
-		return 1
-	}
-	now, _ := c.Label(float64(included)/float64(answered), true)
-	a, b := prior.alpha+float64(included), prior.beta+float64(answered-included)
-	p := 0.0
-	for x := 0; x <= left; x++ {
-		if v, _ := c.Label(float64(included+x)/float64(reps), true); v != now {
-			p += betaBinomial(x, left, a, b)
-		}
-	}
-	return p
-}
-
 // adaptive is a run's state of adaptive repetitions: each group's answers and its chain of jobs.
 type adaptive struct {
 	mu    sync.Mutex
@@ -156,10 +78,9 @@ type adaptive struct {
 	next  []int32 // by job: the next job of its group to send, -1 at the end
 	head  []int32 // by group: the first job to send, -1 when none
 	// by group: reps asked, answers known (from the store and this call), includes among them,
-	// prompt*models+model, and whether the group has ended (its prior share counted)
+	// and prompt*models+model
 	reps, answered, included, pm []int32
-	ended                        []bool
-	priors                       []priorStats // by prompt*models+model
+	spreads                      []*spread // by prompt*models+model, for the statistical rule
 	drop                         func(job int)
 	settled                      int64 // jobs never sent because their group settled
 }
@@ -178,7 +99,7 @@ func newAdaptive(o *Options, jobs []job) *adaptive {
 		cut = screen.EffectiveCutoffs(nil, nil)
 	}
 	a := &adaptive{opts: *o.Adaptive, cut: cut, group: make([]int32, len(jobs)), next: make([]int32, len(jobs)),
-		priors: make([]priorStats, len(o.Prompts)*len(o.Models))}
+		spreads: make([]*spread, len(o.Prompts)*len(o.Models))}
 	if a.opts.Rule == RuleStatistical && a.opts.Level == 0 {
 		a.opts.Level = DefaultLevel
 	}
@@ -195,15 +116,24 @@ func newAdaptive(o *Options, jobs []job) *adaptive {
 		a.next[i] = -1
 	}
 	n := len(a.reps)
-	a.head, a.answered, a.included, a.ended = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
+	a.head, a.answered, a.included = make([]int32, n), make([]int32, n), make([]int32, n)
 	return a
 }
 
 // known counts an answer the store holds of a group.
 func (a *adaptive) known(g int32, binary int32) {
+	k0 := a.included[g]
 	a.answered[g]++
 	if binary == 1 {
 		a.included[g]++
+	}
+	if a.opts.Rule == RuleStatistical {
+		s := a.spreads[a.pm[g]]
+		if s == nil {
+			s = newSpread(int(a.reps[g]))
+			a.spreads[a.pm[g]] = s
+		}
+		s.count(int(a.answered[g]), int(k0), int(a.included[g]))
 	}
 }
 
@@ -237,8 +167,6 @@ func (a *adaptive) chain(results []result, drop func(int)) []bool {
 			for i := a.head[g]; i >= 0; i = a.next[i] {
 				a.dropJob(i)
 			}
-		} else if a.head[g] < 0 {
-			a.finish(int32(g))
 		}
 	}
 	return waits
@@ -259,7 +187,6 @@ func (a *adaptive) after(i int) (next int, dropped int) {
 	g := a.group[i]
 	n := a.next[i]
 	if n < 0 {
-		a.finish(g)
 		return -1, 0
 	}
 	if !a.decide(g) {
@@ -277,30 +204,17 @@ func (a *adaptive) dropJob(i int32) {
 	a.drop(int(i))
 }
 
-// decide tells whether group g is settled, and counts a settled group's share in its prior.
+// decide tells whether group g is settled.
 func (a *adaptive) decide(g int32) bool {
 	reps, answered, included := int(a.reps[g]), int(a.answered[g]), int(a.included[g])
-	settled := settledExact(a.cut, reps, answered, included)
-	if !settled && a.opts.Rule == RuleStatistical && answered > 0 {
-		if prior, ok := a.priors[a.pm[g]].fit(); ok {
-			settled = changeProbability(a.cut, prior, reps, answered, included) < a.opts.Level
-		}
+	if settledExact(a.cut, reps, answered, included) {
+		return true
 	}
-	if settled {
-		a.finish(g)
+	if a.opts.Rule != RuleStatistical || answered == 0 {
+		return false
 	}
-	return settled
-}
-
-// finish counts a group that has ended in the prior of its prompt and model, once.
-func (a *adaptive) finish(g int32) {
-	if a.ended[g] {
-		return
-	}
-	a.ended[g] = true
-	if a.answered[g] > 0 {
-		a.priors[a.pm[g]].add(float64(a.included[g]) / float64(a.answered[g]))
-	}
+	p, ok := a.spreads[a.pm[g]].changeProbability(a.cut, answered, included)
+	return ok && p < a.opts.Level
 }
 
 // settledJobs is how many jobs the run never sent because their group settled.

@@ -161,6 +161,33 @@ test_that("the statistical rule sends no more than the exact one and keeps its l
   expect_equal(res$answer_data_aggregated$final_decision_llm[both], exact$answer_data_aggregated$final_decision_llm[both])
 })
 
+test_that("on a seeded run with a per-record tendency the statistical rule keeps its level and saves requests", {
+  # One request in flight at a time: the answers arrive in one order, so the run and its fits of
+  # the spread are the same every time.
+  withr::local_options(tabscreen.max_active = 1L)
+  fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-adaptive", seed = 5, tendency = TRUE)
+  run <- function(fun, ...) {
+    fake$reset()
+    res <- screen_with(fun, fake$url, data = filges2015_dat, reps = 10, incl_cutoff_upper = 0.5, ...)
+    list(verdict = final_by_record(res), sent = fake$stats()$requests_total, res = res)
+  }
+  adaptive <- function(...) run("screen_adaptive", screening = tabscreen_a.tools, ...)
+  full <- run("tabscreen_a.tools")
+  exact <- adaptive(rule = "exact")
+  stat <- adaptive(rule = "statistical", level = 0.01)
+  n <- length(full$verdict)
+  expect_equal(n, 270)
+  expect_identical(exact$verdict[names(full$verdict)], full$verdict)
+  # Each record stopped early had less than a 1 % chance of another verdict, so the records whose
+  # verdict differs are at most binomial(270, 0.01), here within its 99.9 % quantile (the bound on
+  # 5,000 groups is checked in the core's TestStatisticalRuleKeepsItsLevelOnSeededRuns).
+  differ <- sum(stat$verdict[names(full$verdict)] != full$verdict)
+  expect_lte(differ, stats::qbinom(0.999, n, 0.01))
+  # The statistical rule stops records the exact one must go on asking.
+  expect_lt(stat$sent, 0.9 * exact$sent)
+  expect_equal(attr(stat$res, "run_info")$saved_requests, 10L * n - stat$sent)
+})
+
 test_that("the estimate of an adaptive screening says it is the most the call can send and cost", {
   fake <- local_keyed_fake("PROVIDER_A_API_KEY", "sk-test-adaptive")
   withr::local_options(tabscreen.estimate = TRUE)
