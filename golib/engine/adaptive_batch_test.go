@@ -130,28 +130,41 @@ func TestAdaptiveBatchRuns(t *testing.T) {
 	}
 }
 
+const adaptiveBatchRecords, adaptiveBatchReps = 24, 6
+
+// runAdaptiveBatch runs the batch screening of adaptiveBatchRecords records at adaptiveBatchReps
+// repetitions by provider letter of the fake at url, adaptive (exact rule) or not, into the store
+// at path, and waits for it.
+func runAdaptiveBatch(t *testing.T, letter, url string, adaptive, wait bool, path string) *Run {
+	t.Helper()
+	o := batchOptionsOf(letter, url, path, wait)
+	o.Models[0].Reps = adaptiveBatchReps
+	o.Result = &ResultOptions{Aggregate: true}
+	if adaptive {
+		o.Adaptive = &AdaptiveOptions{Rule: RuleExact}
+	}
+	return startBatch(t, o, batchRecords(adaptiveBatchRecords))
+}
+
+// verdicts are the final decisions of a run, by record.
+func verdicts(t *testing.T, r *Run) []string {
+	t.Helper()
+	_, agg, err := r.Result(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, _ := agg.Col("final_decision_llm")
+	return append([]string(nil), final.Str...)
+}
+
 func testAdaptiveBatch(t *testing.T, letter string) {
-	const records, reps = 24, 6
+	const records, reps = adaptiveBatchRecords, adaptiveBatchReps
 	fk := batchFake(t, `{"seed": 7, "tendency": true}`)
 	dir := t.TempDir()
 	run := func(adaptive bool, wait bool, path string) *Run {
-		o := batchOptionsOf(letter, fk.URL, path, wait)
-		o.Models[0].Reps = reps
-		o.Result = &ResultOptions{Aggregate: true}
-		if adaptive {
-			o.Adaptive = &AdaptiveOptions{Rule: RuleExact}
-		}
-		return startBatch(t, o, batchRecords(records))
+		return runAdaptiveBatch(t, letter, fk.URL, adaptive, wait, path)
 	}
-	verdicts := func(r *Run) []string {
-		_, agg, err := r.Result(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		final, _ := agg.Col("final_decision_llm")
-		return append([]string(nil), final.Str...)
-	}
-	full := verdicts(run(false, true, filepath.Join(dir, "full.sqlite")))
+	full := verdicts(t, run(false, true, filepath.Join(dir, "full.sqlite")))
 	for _, split := range []bool{false, true} {
 		fk.Reset()
 		before := fk.Stats().Batch
@@ -167,7 +180,7 @@ func testAdaptiveBatch(t *testing.T, letter string) {
 		if state, stop := r.State(); state != "done" || r.failed.Load() != 0 {
 			t.Fatalf("split %v: state %s %+v, %d failed", split, state, stop, r.failed.Load())
 		}
-		got := verdicts(r)
+		got := verdicts(t, r)
 		if !reflect.DeepEqual(got, full) {
 			t.Fatalf("split %v: verdicts %v, the full run's %v", split, got, full)
 		}
@@ -181,5 +194,31 @@ func testAdaptiveBatch(t *testing.T, letter string) {
 		if s := r.Summarise(); s.SavedRequests == nil || *s.SavedRequests != saved {
 			t.Fatalf("summary: saved %v", s.SavedRequests)
 		}
+	}
+}
+
+// Lines that fail, expire or vanish in their batch are sent again within their round: the run
+// ends with every job it sent answered and the full run's verdicts.
+func TestAdaptiveBatchResendsFailedLinesWithinARound(t *testing.T) {
+	fk := batchFake(t, `{"seed": 7, "tendency": true, "batch_fail": 0.1, "batch_expire": 0.05, "batch_vanish": 0.05}`)
+	dir := t.TempDir()
+	// The adaptive run first: the fake answers a line it failed once when it comes again, so the
+	// full run after it sees no failure, and failed lines take no answer from a record's sequence.
+	r := runAdaptiveBatch(t, "a", fk.URL, true, true, filepath.Join(dir, "adaptive.sqlite"))
+	bs := fk.Stats().Batch
+	if state, stop := r.State(); state != "done" || r.failed.Load() != 0 {
+		t.Fatalf("state %s %+v, %d failed", state, stop, r.failed.Load())
+	}
+	saved := r.adapt.settledJobs()
+	redo := bs.LinesFailed + bs.LinesExpired + bs.LinesVanished
+	if redo == 0 || saved == 0 || bs.LinesAnswered+saved != adaptiveBatchRecords*adaptiveBatchReps ||
+		bs.LinesReceived != bs.LinesAnswered+redo || r.answered.Load() != bs.LinesAnswered {
+		t.Fatalf("batch stats %+v, %d saved, %d answered", bs, saved, r.answered.Load())
+	}
+	got := verdicts(t, r)
+	fk.Reset()
+	full := verdicts(t, runAdaptiveBatch(t, "a", fk.URL, false, true, filepath.Join(dir, "full.sqlite")))
+	if !reflect.DeepEqual(got, full) {
+		t.Fatalf("verdicts %v, the full run's %v", got, full)
 	}
 }
