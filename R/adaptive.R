@@ -9,8 +9,9 @@ adaptive_state <- new.env(parent = emptyenv())
 #'
 #' Runs a screening function (`tabscreen_a.tools()`, `tabscreen_b()` or `tabscreen_c()`) with
 #' `reps` as the most each record is asked. The repetitions of a record (for each prompt, model and
-#' `top_p`) are sent one after another, each once the one before it has been answered, and no more
-#' are sent once the record's verdict (`final_decision_llm`) is settled. Every argument in `...`
+#' `top_p`) are sent one after another, each once the one before it has been answered (through
+#' [screen_batch()], in rounds of batches: see the section below), and no more are sent once the
+#' record's verdict (`final_decision_llm`) is settled. Every argument in `...`
 #' means what it means to the screening function, and the result is the same `llm` object.
 #'
 #' @section Rules:
