@@ -1,6 +1,7 @@
 # Adaptive repetitions: a screening function's call whose repetitions stop once each record's
 # verdict is settled. The run is the same engine run, with the run option `adaptive`; Go decides
-# which repetitions to send (golib/engine/adaptive.go, docs/decisions/0023-adaptive-repetitions.md).
+# which repetitions to send (golib/engine/adaptive.go, docs/decisions/0023-adaptive-repetitions.md;
+# through screen_batch(), in rounds: golib/engine/adaptive_batch.go, docs/decisions/0024-adaptive-batches.md).
 
 adaptive_state <- new.env(parent = emptyenv())
 
@@ -8,8 +9,9 @@ adaptive_state <- new.env(parent = emptyenv())
 #'
 #' Runs a screening function (`tabscreen_a.tools()`, `tabscreen_b()` or `tabscreen_c()`) with
 #' `reps` as the most each record is asked. The repetitions of a record (for each prompt, model and
-#' `top_p`) are sent one after another, each once the one before it has been answered, and no more
-#' are sent once the record's verdict (`final_decision_llm`) is settled. Every argument in `...`
+#' `top_p`) are sent one after another, each once the one before it has been answered (through
+#' [screen_batch()], in rounds of batches: see the section below), and no more are sent once the
+#' record's verdict (`final_decision_llm`) is settled. Every argument in `...`
 #' means what it means to the screening function, and the result is the same `llm` object.
 #'
 #' @section Rules:
@@ -47,7 +49,21 @@ adaptive_state <- new.env(parent = emptyenv())
 #' An adaptive run and a full run of the same call are different runs in the answer store: the
 #' same adaptive call again (after an interruption, say) settles records from the answers the store
 #' holds and sends only what is still needed; [screen_errors()] re-sends the failed requests with
-#' the same rule. A call through [screen_batch()] cannot be adaptive.
+#' the same rule.
+#'
+#' @section Through a batch API:
+#' `screen_batch(screen_adaptive, tabscreen_b, ..., rule = "exact")` sends the repetitions through
+#' the provider's batch API, at the batch price, in rounds: the first round is a batch of every
+#' record's first repetition; once all of a round's batches are collected, the records not settled
+#' (by the same rules) get as many more repetitions as they have had, in the next round's batches
+#' (1, 1, 2, 4, ... repetitions). A record that is never settled is asked all of its `reps` within
+#' `1 + ceiling(log2(reps))` rounds (4 rounds for `reps = 6`, 5 for `reps = 10`), as long as none
+#' of its requests fails for good; a batch may take up to a day, so the rounds are a trade of time
+#' for requests. Failed and expired lines are sent again within their round, as in any batch
+#' screening. With `wait = FALSE`, or on Ctrl-C, the call returns with the round's batches waiting
+#' at the provider; the same call again collects them and goes on with the next rounds. The result
+#' is the object of a synchronous adaptive run, priced at the batch rate.
+#' `screen_adaptive(screen_batch, ...)` is an error: [screen_batch()] goes outside.
 #'
 #' @param screening The screening function: `tabscreen_a.tools`, `tabscreen_b` or `tabscreen_c`.
 #' @param ... The arguments of `screening`, as you would give them to it.
@@ -71,6 +87,11 @@ adaptive_state <- new.env(parent = emptyenv())
 #' options(old)
 screen_adaptive <- function(screening, ..., rule = c("exact", "statistical"), level = 0.01) {
   call <- rlang::current_env()
+  if (identical(screening, screen_batch)) {
+    abort_arg(c("{.fn screen_batch} goes outside {.fn screen_adaptive}, not inside it.",
+      "i" = "Write {.code screen_batch(screen_adaptive, tabscreen_b, ..., rule = \"exact\")} for adaptive repetitions through a batch API."),
+      class = "tabscreen_error_adaptive_args", arg = "screening", call = call)
+  }
   screening_letter(screening, "tabscreen_error_adaptive_args", call)
   if (!is.character(rule) || length(rule) < 1 || anyNA(rule) || !rule[[1]] %in% c("exact", "statistical") ||
     (length(rule) > 1 && !identical(rule, c("exact", "statistical")))) {
@@ -83,10 +104,6 @@ screen_adaptive <- function(screening, ..., rule = c("exact", "statistical"), le
     abort_arg(c("{.arg level} must be one number above 0 and below 1, not {.obj_type_friendly {level}}.",
       "i" = "It is the largest probability that the repetitions not sent would change a verdict, e.g. {.code level = 0.01}."),
       class = "tabscreen_error_adaptive_args", arg = "level", call = call)
-  }
-  if (!is.null(batch_request())) {
-    abort_arg("Adaptive repetitions are for synchronous screenings, not through {.fn screen_batch}.",
-      class = "tabscreen_error_adaptive_args", arg = "screening", call = call)
   }
   old <- adaptive_state$request
   adaptive_state$request <- list(rule = rule, level = if (identical(rule, "statistical")) level)

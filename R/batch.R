@@ -39,14 +39,26 @@ batch_state <- new.env(parent = emptyenv())
 #' cancels a run's batches; [screen_store()] lists each run's batches and their states
 #' (`screen_store_batches()` in detail).
 #'
-#' @param screening The screening function: `tabscreen_a.tools`, `tabscreen_b` or `tabscreen_c`.
+#' @section Adaptive repetitions:
+#' `screen_batch(screen_adaptive, tabscreen_b, ..., rule = "exact")` stops asking a record once its
+#' verdict is settled ([screen_adaptive()]), in rounds of batches: every record's first repetition,
+#' then, once a round is collected, as many more repetitions as each open record has had (1, 1, 2,
+#' 4, ...), so at most `1 + ceiling(log2(reps))` rounds when no request fails for good. Each round
+#' waits for its batches, so the call takes up to that many times a batch's turnaround. With
+#' `wait = FALSE` the call submits the round due and returns; the same call again collects it and
+#' goes on with the next rounds.
+#'
+#' @param screening The screening function: `tabscreen_a.tools`, `tabscreen_b` or `tabscreen_c`;
+#'   or `screen_adaptive` followed (in `...`) by one of them, for adaptive repetitions.
 #' @param ... The arguments of `screening`, as you would give them to it.
 #' @param wait `TRUE` to wait for the batches and return the result; `FALSE` to return once they
 #'   are submitted.
 #' @return With every request collected, the screening's `llm` object (see the screening
 #'   function). Otherwise, invisibly, an object of class `tabscreen_batch`: a list with `run_id`,
 #'   `store`, `submitted` (requests submitted by this call), `pending` (requests waiting at the
-#'   provider) and `batches` (the run's batches, as [screen_store_batches()] gives them).
+#'   provider), `later` (with adaptive repetitions, the requests of later rounds not sent yet: the
+#'   most they can be; 0 otherwise) and `batches` (the run's batches, as [screen_store_batches()]
+#'   gives them).
 #' @export
 #' @examples
 #' # A local stand-in for the provider, with its batch API: random decisions.
@@ -63,7 +75,8 @@ batch_state <- new.env(parent = emptyenv())
 #' fake$stop()
 screen_batch <- function(screening, ..., wait = TRUE) {
   call <- rlang::current_env()
-  letter <- batch_provider(screening, call)
+  # screen_batch(screen_adaptive, tabscreen_b, ...): the provider is the inner screening's.
+  letter <- batch_provider(if (identical(screening, screen_adaptive)) adaptive_inner(...) else screening, call)
   if (!rlang::is_bool(wait)) {
     abort_arg("{.arg wait} must be TRUE or FALSE, not {.obj_type_friendly {wait}}.",
       class = "tabscreen_error_batch_args", arg = "wait", call = call)
@@ -76,6 +89,8 @@ screen_batch <- function(screening, ..., wait = TRUE) {
   old <- batch_state$request
   batch_state$request <- list(wait = wait)
   on.exit(batch_state$request <- old, add = TRUE)
+  # By its name, so that its errors name it.
+  if (identical(screening, screen_adaptive)) return(screen_adaptive(...))
   screening(...)
 }
 
@@ -90,6 +105,10 @@ screening_letter <- function(screening, class, call) {
   }
   letter
 }
+
+# The screening function screen_adaptive() is given in `...` (matched as screen_adaptive() matches
+# it, so that only that argument is evaluated).
+adaptive_inner <- function(screening = NULL, ...) screening
 
 # The provider letter of a screening function that has a batch API.
 batch_provider <- function(screening, call) {
@@ -112,7 +131,7 @@ batch_pending <- function(meta, options, messages, call) {
   batches <- if (!is.null(store$run_id)) screen_store_batches(store$run_id, store = store$path)
   out <- structure(list(run_id = store$run_id, store = store$path,
     submitted = as.integer(meta$batch$submitted %||% 0L), pending = as.integer(meta$batch$pending %||% 0L),
-    batches = batches), class = "tabscreen_batch")
+    later = as.integer(meta$batch$later %||% 0L), batches = batches), class = "tabscreen_batch")
   if (identical(meta$state, "stopped")) {
     why <- meta$stop$message %||% "the provider refused the batch requests"
     tabscreen_abort(c(
@@ -123,7 +142,8 @@ batch_pending <- function(meta, options, messages, call) {
   }
   tabscreen_inform(c(
     "i" = "{out$pending} request{?s} {?is/are} waiting in {meta$batch$batches %||% 0} batch{?es} at the provider ({out$submitted} submitted by this call).",
-    " " = "The same {.fn screen_batch} call collects them when they have ended; {.fn screen_batch_cancel} cancels them."),
+    " " = "The same {.fn screen_batch} call collects them when they have ended; {.fn screen_batch_cancel} cancels them.",
+    " " = if (out$later > 0) "Adaptive repetitions: that call then sends the later rounds, at most {out$later} more request{?s}."),
     messages = messages)
   invisible(out)
 }
@@ -132,6 +152,7 @@ batch_pending <- function(meta, options, messages, call) {
 print.tabscreen_batch <- function(x, ...) {
   cat(sprintf("Batch screening run %s: %d request%s waiting at the provider.\n", x$run_id, x$pending,
     if (x$pending == 1) "" else "s"))
+  if (isTRUE(x$later > 0)) cat(sprintf("Later rounds of adaptive repetitions: at most %d more.\n", x$later))
   if (!is.null(x$batches)) print(x$batches[c("provider_id", "state", "collected", "lines", "done", "failed")])
   invisible(x)
 }

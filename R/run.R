@@ -186,7 +186,7 @@ show_progress <- function(bar, st) {
 progress_extra <- function(st, state = NULL) {
   unsent <- st$unsent %||% 0
   list(
-    failed = (st$failed %||% 0) - unsent - (st$batch$pending %||% 0),
+    failed = (st$failed %||% 0) - unsent - (st$batch$pending %||% 0) - (st$batch$later %||% 0),
     problem = if (nzchar(st$problem %||% "")) paste0(" (mostly ", st$problem, ")") else "",
     unsent = unsent,
     unsent_label = if (identical(state, "cancelled")) "cancelled" else "stopped",

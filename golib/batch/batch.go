@@ -110,11 +110,14 @@ var ErrCrash = errors.New("crash injected after the submit call")
 
 // Run submits the jobs not already in an open batch and, with Wait, polls until every batch has
 // ended and its lines are reconciled. Without Wait, or when ctx ends, the batches keep running at
-// the provider and the next call with the same store collects them.
+// the provider and the next call with the same store collects them. Once it returned with every
+// batch collected, Run may be called again with the next jobs (rounds of adaptive repetitions):
+// the counts go on.
 func (r *Runner) Run(ctx context.Context, jobs []Job) error {
 	if r.Poll.First <= 0 {
 		r.Poll = DefaultPoll
 	}
+	r.open, r.stuck, r.backoff = nil, nil, 0
 	r.jobs = make(map[string]*Job, len(jobs))
 	for i := range jobs {
 		r.jobs[jobs[i].Key] = &jobs[i]

@@ -13,6 +13,9 @@ import (
 // asked no more once its verdict is settled. Jobs never sent because their group settled are not
 // requests: they are in neither table of the result and are not stored.
 //
+// Through a batch API the repetitions go in rounds instead (adaptive_batch.go), decided by the
+// same rules.
+//
 // Both rules count every repetition not answered as one that may still be answered: a failed one
 // is re-sent by a resumed run or by screen_errors(), so a verdict settled while some failed holds
 // whichever of them is answered later.
@@ -89,7 +92,7 @@ type adaptive struct {
 // re-sends some jobs only (screen_errors()) needs the run's other answers from the store to settle
 // a group; without them it sends every job it was given.
 func newAdaptive(o *Options, jobs []job) *adaptive {
-	if o.Adaptive == nil || o.Batch != nil || (o.Jobs != nil && (o.Store == nil || o.Store.RunID == "")) {
+	if o.Adaptive == nil || (o.Jobs != nil && (o.Store == nil || o.Store.RunID == "")) {
 		return nil
 	}
 	var cut screen.Cutoffs

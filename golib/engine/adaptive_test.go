@@ -177,8 +177,8 @@ func TestAdaptiveOptionsChecked(t *testing.T) {
 		}
 	}
 	o := options("http://x", func(o *Options) { o.Adaptive = &AdaptiveOptions{Rule: RuleExact}; o.Batch = &BatchOptions{} })
-	if err := o.Check(); err == nil {
-		t.Fatal("adaptive batch accepted")
+	if err := o.Check(); err != nil {
+		t.Fatalf("adaptive batch refused: %v", err)
 	}
 }
 

@@ -22,12 +22,16 @@ type batchRun struct {
 	byKey   map[string]int // job key -> job index
 	counts  atomic.Pointer[batch.Counts]
 	pending atomic.Int64 // jobs left waiting at the provider when the call returned
+	later   atomic.Int64 // adaptive repetitions left to a later round when the call returned
 }
 
 // BatchState is what R shows of a batch screening.
 type BatchState struct {
 	batch.Counts
 	Pending int64 `json:"pending"`
+	// Later: with adaptive repetitions, the jobs of later rounds not sent when the call returned
+	// with jobs waiting at the provider (the most the later rounds can send).
+	Later int64 `json:"later,omitempty"`
 }
 
 // WithAfterSubmit injects a failure right after each batch create call returns (tests).
@@ -65,15 +69,16 @@ func (r *Run) batchState() *BatchState {
 	if r.batch == nil {
 		return nil
 	}
-	s := &BatchState{Pending: r.batch.pending.Load()}
+	s := &BatchState{Pending: r.batch.pending.Load(), Later: r.batch.later.Load()}
 	if c := r.batch.counts.Load(); c != nil {
 		s.Counts = *c
 	}
 	return s
 }
 
-// dispatchBatch runs the jobs not yet answered through the batch pipeline. Options applied after
-// Start (tests' WithAfterSubmit) are read here.
+// dispatchBatch runs the jobs not yet answered through the batch pipeline; with adaptive
+// repetitions, in rounds (adaptive_batch.go). Options applied after Start (tests'
+// WithAfterSubmit) are read here.
 func (r *Run) dispatchBatch() {
 	var wg sync.WaitGroup
 	defer r.finish(&wg)
@@ -88,11 +93,52 @@ func (r *Run) dispatchBatch() {
 	// A batch's lines are laid out for the prompt cache as the requests of a run are: providers
 	// read their caches within a batch too.
 	r.cache = newCacheLayout(r.opts, r.jobs, r.results)
-	var jobs []batch.Job
-	for i, j := range r.jobs {
-		if r.results[i].done {
-			continue
+	runner := r.batchRunner()
+	if r.adapt != nil {
+		r.batchRounds(runner, tries)
+		return
+	}
+	var all []int
+	for i := range r.jobs {
+		if !r.results[i].done {
+			all = append(all, i)
 		}
+	}
+	r.runBatch(runner, all, tries)
+}
+
+// batchRunner is the pipeline of the run's batches: max_tries and max_seconds as for a request
+// (without either, one try and no retry).
+func (r *Run) batchRunner() *batch.Runner {
+	maxTries, maxWait := 0, time.Duration(0)
+	if r.opts.MaxTries != nil {
+		maxTries = *r.opts.MaxTries
+	}
+	if r.opts.MaxSeconds != nil {
+		maxWait = seconds(*r.opts.MaxSeconds)
+	}
+	if r.opts.MaxTries == nil && r.opts.MaxSeconds == nil {
+		maxTries = 1
+	}
+	poll := batch.DefaultPoll
+	if s := r.opts.Batch.PollSeconds; s > 0 {
+		poll.First = seconds(s)
+	}
+	b := r.batch
+	return &batch.Runner{API: b.api, Client: r.client, Clock: r.clock, Store: r.session.Batches(), Sink: (*batchSink)(r),
+		MaxTries: maxTries, MaxWait: maxWait, Wait: r.opts.Batch.Wait, Poll: poll, AfterSubmit: r.afterSubmit,
+		Report: func(c batch.Counts) { b.counts.Store(&c) }}
+}
+
+// runBatch runs the jobs (indices; tries: the batches that held each job's key before) through the
+// pipeline: those in a batch already open are collected, the others submitted. A job whose line
+// cannot be built fails at once. It reports whether every job ended in this call: the run has not
+// stopped, and no job waits at the provider.
+func (r *Run) runBatch(runner *batch.Runner, indices []int, tries map[string]int) bool {
+	b := r.batch
+	var jobs []batch.Job
+	for _, i := range indices {
+		j := r.jobs[i]
 		key := r.storeKey(j)
 		b.byKey[key] = i
 		req, err := r.adapter.Request(r.jobCall(i))
@@ -108,32 +154,18 @@ func (r *Run) dispatchBatch() {
 		r.fail(&r.results[i], "the request body could not be built: "+err.Error())
 		r.persist(i, nil, attempt{}, nil)
 	}
-	// max_tries and max_seconds as for a request: without either, one try and no retry.
-	maxTries, maxWait := 0, time.Duration(0)
-	if r.opts.MaxTries != nil {
-		maxTries = *r.opts.MaxTries
-	}
-	if r.opts.MaxSeconds != nil {
-		maxWait = seconds(*r.opts.MaxSeconds)
-	}
-	if r.opts.MaxTries == nil && r.opts.MaxSeconds == nil {
-		maxTries = 1
-	}
-	poll := batch.DefaultPoll
-	if s := r.opts.Batch.PollSeconds; s > 0 {
-		poll.First = seconds(s)
-	}
-	runner := &batch.Runner{API: b.api, Client: r.client, Clock: r.clock, Store: r.session.Batches(), Sink: (*batchSink)(r),
-		MaxTries: maxTries, MaxWait: maxWait, Wait: r.opts.Batch.Wait, Poll: poll, AfterSubmit: r.afterSubmit,
-		Report: func(c batch.Counts) { b.counts.Store(&c) }}
-	if err := runner.Run(r.ctx, jobs); err != nil && r.ctx.Err() == nil {
-		stop := provider.Stop{Class: "tabscreen_error_batch", Message: err.Error()}
-		var he *provider.HTTPError
-		if errors.As(err, &he) {
-			stop.Status = he.Status
+	if err := runner.Run(r.ctx, jobs); err != nil {
+		if r.ctx.Err() == nil {
+			stop := provider.Stop{Class: "tabscreen_error_batch", Message: err.Error()}
+			var he *provider.HTTPError
+			if errors.As(err, &he) {
+				stop.Status = he.Status
+			}
+			r.stopRun(stop)
 		}
-		r.stopRun(stop)
+		return false
 	}
+	return r.ctx.Err() == nil && b.pending.Load() == 0
 }
 
 // batchSink turns the reconciled lines of a batch into the run's answers and failures.
@@ -156,6 +188,9 @@ func (s *batchSink) Deliver(key string, l provider.BatchLine, final bool) bool {
 		res.billed.add(out.Usage)
 		if out.Failure == nil {
 			r.succeed(res, out, a, now)
+			if r.adapt != nil {
+				r.adapt.answer(i, res.decision.Binary)
+			}
 			r.persist(i, nil, a, nil)
 			return false
 		}

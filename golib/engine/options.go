@@ -44,9 +44,9 @@ type Options struct {
 	CacheMinTokens []*int `json:"cache_min_tokens"`
 	// Batch sends the jobs through the provider's batch API (nil: one request per job).
 	Batch *BatchOptions `json:"batch,omitempty"`
-	// Adaptive asks each group's repetitions one after another until its verdict is settled
-	// (adaptive.go; nil: every repetition). Part of the fingerprint: an adaptive run and a full
-	// one are different runs.
+	// Adaptive asks each group's repetitions one after another (with Batch: in rounds) until its
+	// verdict is settled (adaptive.go, adaptive_batch.go; nil: every repetition). Part of the
+	// fingerprint: an adaptive run and a full one are different runs.
 	Adaptive *AdaptiveOptions `json:"adaptive,omitempty"`
 }
 
@@ -154,9 +154,6 @@ func (o *Options) Check() error {
 	}
 	if !(o.Timeout > 0) {
 		return fmt.Errorf("timeout_seconds must be above 0")
-	}
-	if o.Adaptive != nil && o.Batch != nil {
-		return fmt.Errorf("adaptive repetitions are for synchronous runs, not batches")
 	}
 	return o.Adaptive.check()
 }

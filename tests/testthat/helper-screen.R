@@ -333,3 +333,20 @@ scrub_snapshot <- function(lines) {
   lines <- gsub("[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+", "<time>", lines)
   gsub("[0-9]+(\\.[0-9]+)? ?(ms|s|sec|seconds?|min|minutes?)\\b", "<duration>", lines)
 }
+
+# The screening functions of the tests of screen_adaptive(): the function's name, the fake's URL
+# field for it and the key's environment variable.
+adaptive_providers <- list(
+  a = list(fun = "tabscreen_a.tools", url = "url", key = "PROVIDER_A_API_KEY"),
+  b = list(fun = "tabscreen_b", url = "url_b", key = "PROVIDER_B_API_KEY"),
+  c = list(fun = "tabscreen_c", url = "url_c", key = "PROVIDER_C_API_KEY")
+)
+
+# What print() says (cli writes to the message stream).
+printed_message <- function(x) paste(utils::capture.output(print(x), type = "message"), collapse = "\n")
+
+# final_decision_llm of a result, named by study id.
+final_by_record <- function(res) {
+  agg <- res$answer_data_aggregated
+  stats::setNames(agg$final_decision_llm, agg$studyid)
+}

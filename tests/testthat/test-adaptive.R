@@ -1,25 +1,11 @@
 # screen_adaptive(): repetitions stop once a record's verdict is settled, through the exported
 # functions, C and Go, against the fake provider.
 
-adaptive_providers <- list(
-  a = list(fun = "tabscreen_a.tools", url = "url", key = "PROVIDER_A_API_KEY"),
-  b = list(fun = "tabscreen_b", url = "url_b", key = "PROVIDER_B_API_KEY"),
-  c = list(fun = "tabscreen_c", url = "url_c", key = "PROVIDER_C_API_KEY")
-)
-
 # The screening `p` (one of adaptive_providers) on the test records, adaptive unless `rule` is NULL.
 screen_p <- function(fake, p, ..., rule = "exact") {
   if (is.null(rule)) return(screen_with(p$fun, fake[[p$url]], ...))
   screen_with("screen_adaptive", fake[[p$url]], screening = get(p$fun, envir = asNamespace("tabscreen")),
     rule = rule, ...)
-}
-
-# What print() says (cli writes to the message stream).
-printed_message <- function(x) paste(utils::capture.output(print(x), type = "message"), collapse = "\n")
-
-final_by_record <- function(res) {
-  agg <- res$answer_data_aggregated
-  stats::setNames(agg$final_decision_llm, agg$studyid)
 }
 
 for (letter in names(adaptive_providers)) {
@@ -128,7 +114,6 @@ test_that("screen_adaptive() refuses bad arguments before any request", {
       fun = "screen_adaptive")
     expect_equal(cnd$arg, "level")
   }
-  expect_arg_error(screen_batch(screen_adaptive, reps = 3), "tabscreen_error_batch_args", fun = "screen_batch")
   expect_equal(fake$stats()$requests_total, 0)
 })
 
