@@ -72,8 +72,7 @@ func (a *adaptive) nextRound(results []result, inFlight map[int]bool, drop func(
 			for _, i := range left {
 				a.dropJob(int32(i))
 			}
-		case len(left) == 0:
-			a.finish(g)
+		case len(left) == 0: // every repetition has ended
 		default:
 			round = append(round, left[:roundSize(ended, len(left))]...)
 		}
