@@ -47,7 +47,8 @@ result_layout <- function(arg_list) {
     token_info = isTRUE(arg_list$token_info),
     time_info = isTRUE(arg_list$time_info),
     custom_tools = !is.null(arg_list$tools),
-    aggregate = any(arg_list$reps > 1),
+    # A stage of screen_cascade() is aggregated also with reps = 1: its verdicts are per record.
+    aggregate = any(arg_list$reps > 1) || !is.null(arg_list$cascade_stage),
     adaptive = !is.null(arg_list$run_options$adaptive)
   )
 }

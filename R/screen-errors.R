@@ -58,6 +58,11 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
     abort_arg(c("{.arg object} must be a screening result of class {.cls llm}, not {.obj_type_friendly {object}}."),
       class = "tabscreen_error_object", arg = "object", call = call)
   }
+  if (inherits(object, "llm_cascade")) {
+    repair <- list(max_tries = max_tries, max_seconds = max_seconds, is_transient = is_transient, backoff = backoff,
+      after = after, progress = progress, messages = messages)
+    return(cascade_errors(object, api_key, c(repair[!vapply(repair, is.null, logical(1))], rlang::list2(...)), call))
+  }
   args <- attr(object, "arg_list")
   if (is.null(args$run_options)) {
     abort_arg(c("{.arg object} has no record of the arguments of its screening (attribute {.field arg_list}).",
