@@ -608,10 +608,7 @@ print.llm_cascade <- function(x, ...) {
       " Check, ", sum(f == "Exclude", na.rm = TRUE), " Exclude (", sum(agg$stage == 2L), " from stage 2)."),
     if (nrow(x$error_data %||% data.frame()) > 0) c(" " = "See {.field error_data}; re-send the failed requests with {.code screen_errors()}."),
     if (!is.null(x$price_dollar)) c("*" = price_summary(x$price_dollar, info$call_price_dollar)),
-    if (isTRUE(info$stored_answers > 0)) {
-      c("*" = "{info$stored_answers} of the {nrow(rows)} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call.")
-    },
-    "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
+    run_lines(x, info, nrow(rows))
   ))
   cli::cli_text("Components: {.field {names(x)}}.")
   invisible(x)

@@ -297,13 +297,20 @@ print.llm <- function(x, ...) {
     if (!is.null(info$saved_requests)) {
       c("*" = adaptive_summary(info$saved_requests, saved_price(x$price_dollar, n_jobs, info$saved_requests)))
     },
-    if (isTRUE(info$stored_answers > 0)) {
-      c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call.")
-    },
-    "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
+    run_lines(x, info, n_jobs)
   ))
   cli::cli_text("Components: {.field {names(x)}}.")
   invisible(x)
+}
+
+# The last lines of a printed result: the answers the store gave, when, and how long it took.
+run_lines <- function(x, info, n_jobs) {
+  c(
+    if (isTRUE(info$stored_answers > 0)) {
+      c("*" = cli::format_inline("{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call."))
+    },
+    "*" = cli::format_inline("Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}.")
+  )
 }
 
 #' @rdname print.llm

@@ -20,6 +20,10 @@
 #' The new answers are recorded in the answer store, in the run of `object` (see
 #' [screen_store()]).
 #'
+#' On a result of [screen_cascade()] each stage's failed requests are re-sent by that stage's call,
+#' and the records that the first stage's new answers make doubtful are sent to the second stage;
+#' `api_key` is then one key or two, `c(first, second)`.
+#'
 #' @param object A result of class `llm`.
 #' @param api_key The API key; by default read from the provider's environment variable
 #'   ([get_api_key()] for provider A, [get_api_key_b()] for provider B, [get_api_key_c()] for

@@ -6,11 +6,10 @@
 # cascade's verdicts differ from the strong model alone only where the first stage decided.
 # R_LIBS=$PWD/.rlib Rscript bench/cascade.R   (BENCH_CASCADE_RECORDS, default 2000; BENCH_SEED)
 library(tabscreen)
-n_records <- as.integer(Sys.getenv("BENCH_CASCADE_RECORDS", "2000"))
-seed <- as.integer(Sys.getenv("BENCH_SEED", "11"))
 source("bench/records.R")
-records <- grow(load_abstracts(), n_records)
-records$studyid <- seq_len(n_records)
+n_records <- as.integer(Sys.getenv("BENCH_CASCADE_RECORDS", "2000"))
+records <- numbered_records(n_records)
+seed <- as.integer(Sys.getenv("BENCH_SEED", "11"))
 
 # Two real model names of provider A with their prices in model_prizes: the fake gives each the
 # sharpness of the part of its name it contains.

@@ -127,6 +127,24 @@ for (letter in names(cascade_providers)) {
   })
 }
 
+test_that("a batch cascade with wait = FALSE returns the waiting stage, and the same call goes on from there", {
+  fake <- cascade_fake(batches = TRUE, batch_delay_ms = 300)
+  p <- cascade_providers$a
+  sent <- run_cascade(fake, p, batch = TRUE, wait = FALSE)
+  expect_s3_class(sent, "tabscreen_batch")
+  expect_equal(sent$pending, 150)
+  expect_equal(fake$stats()$batch$created, 1)
+  res <- run_cascade(fake, p, batch = TRUE)
+  agg <- expect_cascade(res, p$cheap, p$strong, check_doubtful)
+  expect_equal(fake$stats()$batch$created, 2)
+  expect_equal(fake$stats()$batch$lines_received, 150 + sum(agg$stage == 2))
+  expect_equal(attr(res, "cascade")$parts[[1]] |> attr("store") |> getElement("run_id"), sent$run_id)
+  # With every batch collected, wait = FALSE returns the result too.
+  again <- run_cascade(fake, p, batch = TRUE, wait = FALSE)
+  expect_s3_class(again, "llm_cascade")
+  expect_equal(fake$stats()$batch$created, 2)
+})
+
 test_that("a cascade across providers with a band: provider A's cheap model, then provider B's strong one", {
   fake <- cascade_fake()
   a <- cascade_providers$a
