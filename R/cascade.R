@@ -26,7 +26,9 @@ cascade_shared_only <- c("data", "prompt", "studyid", "title", "abstract")
 #'   `"Check"`: `reps` above 1 and a lower cut-off below the upper one with some share of
 #'   repetitions between them (e.g. `reps = 5, incl_cutoff_upper = 0.8, incl_cutoff_lower = 0.2`).
 #' * `band = c(lo, hi)`: the records whose first `incl_p` is within `lo` and `hi` (both included),
-#'   whatever the cut-offs say.
+#'   whatever the cut-offs say. The first verdicts of the records outside the band stand as they
+#'   are, `"Check"` included: give the first stage cut-offs that put no `"Check"` outside the band
+#'   (the default cut-offs give none).
 #'
 #' A record whose first-stage requests all failed has no verdict and is not sent on;
 #' [screen_errors()] re-sends its requests, and sends it to the second model if it then is doubtful.
@@ -64,7 +66,8 @@ cascade_shared_only <- c("data", "prompt", "studyid", "title", "abstract")
 #'   0 or 1. The table's attribute `cascade` names the two models.
 #' * The attribute `run_info` has a list `cascade`: `records`, `sent` (records sent to the second
 #'   stage), `share`, `band`, `estimate_all` (the second stage's estimated price for every
-#'   record), `estimate_second` (for the records sent) and `price` (per stage).
+#'   record), `estimate_second` (for the records sent), `price` (per stage) and `runs` (the run
+#'   ids of the stages' calls in the answer store, for [screen_store_answers()] and the like).
 #'
 #' `print()` and `summary()` show both stages. [screen_analyzer()] evaluates the final verdicts as
 #' one decision rule (its `model` is `"first > second"`, its `reps` `NA`); [screen_report()] shows
@@ -432,6 +435,7 @@ cascade_combine <- function(parts, spec, estimate) {
   sum_of <- function(field) sum(vapply(infos, function(i) as.numeric(i[[field]] %||% 0), numeric(1)))
   stage_price <- vapply(1:2, function(s) sum(price$total_price_dollar[price$stage == s]), numeric(1))
   estimate$price <- c(first = stage_price[1], second = stage_price[2])
+  estimate$runs <- unlist(lapply(parts, function(p) attr(p, "store")$run_id))
   estimate$sent <- sum(agg$stage == 2L)
   estimate$share <- estimate$sent / nrow(agg)
   last <- infos[[length(infos)]]

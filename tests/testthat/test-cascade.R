@@ -83,6 +83,9 @@ for (letter in names(cascade_providers)) {
     runs <- screen_store()
     expect_equal(sort(runs$records), sort(c(sum(agg$stage == 2), 30L)))
     expect_true(all(runs$status == "completed"))
+    expect_setequal(attr(res, "run_info")$cascade$runs, runs$run_id)
+    expect_error(screen_store_answers(res), class = "tabscreen_error_store_run")
+    expect_equal(nrow(screen_store_answers(attr(res, "run_info")$cascade$runs[2])), sum(agg$stage == 2))
 
     again <- run_cascade(fake, p)
     expect_equal(fake$stats()$requests_total, sent)
