@@ -181,6 +181,7 @@ test_that("the estimates: the second stage's price for every record before, the 
   expect_match(second, paste0(info$sent, " requests, estimated at ", tabscreen:::format_dollars(info$estimate_second)), fixed = TRUE)
   # The first stage prints its own estimate; the second's is the cascade's line only.
   expect_length(grep("Estimated price", msgs), 1)
+  expect_true(any(grepl("Screening 30 records: 150 requests, about", msgs, fixed = TRUE)))
   # The estimate for the records sent is close to their share of the estimate for all of them.
   expect_equal(info$estimate_second / info$estimate_all, info$share, tolerance = 0.5)
 })
