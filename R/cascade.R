@@ -554,7 +554,14 @@ cascade_errors <- function(object, api_key, repair_args, call) {
     stage2$fn <- provider_r(stage2$letter)$screen
     stage2$label <- "second stage"
     data <- cascade_records_of(object, new, spec$columns)
-    values <- utils::modifyList(spec$values, repair_args[intersect(names(repair_args), c("progress", "messages"))])
+    # This call's retry settings, progress and messages apply to the new records too, in the stage's
+    # list where the stage has its own.
+    settings <- repair_args[intersect(names(repair_args),
+      c("max_tries", "max_seconds", "is_transient", "backoff", "after", "progress", "messages"))]
+    own <- intersect(names(settings), names(stage2$args))
+    stage2$args[own] <- settings[own]
+    values <- spec$values
+    values[setdiff(names(settings), own)] <- settings[setdiff(names(settings), own)]
     key <- cascade_key(list(api_key = key_of(2), letter = stage2$letter), messages = messages, call = call)
     tabscreen_inform(c("i" = "{length(new)} record{?s} {?is/are} doubtful once the first stage's failed requests are answered: the second stage screens {?it/them}."),
       messages = messages)

@@ -298,6 +298,25 @@ test_that("a cascade's arguments are checked, and both keys read, before any req
   expect_cascade_error(run_cascade(fake, a, second = list(api_key = "")), class = "tabscreen_error_api_key")
 })
 
+test_that("a cascade whose first stage finds no doubtful record is the first stage's result", {
+  fake <- cascade_fake()
+  p <- cascade_providers$b
+  # Five repetitions give incl_p in steps of 0.2: none lies in this band.
+  out <- collect_messages(run_cascade(fake, p, band = c(0.9, 0.95), messages = TRUE))
+  res <- out$value
+  expect_true(any(grepl("the second stage sends nothing", out$messages)))
+  expect_equal(fake$stats()$requests_total, 150)
+  agg <- res$answer_data_aggregated
+  expect_equal(agg$stage, rep(1L, 30))
+  expect_equal(agg$final_decision_llm, agg$final_decision_llm_first)
+  expect_equal(unique(res$answer_data$stage), 1L)
+  expect_equal(attr(res, "run_info")$cascade$sent, 0)
+  expect_equal(attr(res, "run_info")$cascade$estimate_second, 0)
+  expect_match(printed(res), "Sent to stage 2: 0 of 30 records")
+  expect_equal(summary(res)$stage, 1L)
+  expect_equal(nrow(screen_analyzer(res, human_decision = human_code)), 1)
+})
+
 test_that("generated study ids are the same in both stages", {
   fake <- cascade_fake()
   p <- cascade_providers$c
