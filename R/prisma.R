@@ -31,8 +31,8 @@
 #' "n = ?", when not): records removed before screening for other reasons or by automation tools,
 #' reports not retrieved, reports excluded at full text, studies and reports included.
 #'
-#' @param x A screening result (class `llm`) of one prompt, model and `top_p` (subset a larger one
-#'   first, or combine several).
+#' @param x A screening result (class `llm`) with one verdict per record: of one prompt, model and
+#'   `top_p`, or a cascade ([screen_cascade()]).
 #' @param refs The references as screened, the result of [dedup_refs()] (for the identification
 #'   counts), or `NULL`.
 #' @param reviewer,store As in [screen_review_merge()]: whose decisions count, and the answer
@@ -83,10 +83,10 @@ screen_prisma <- function(x, refs = NULL, reviewer = NULL, store = NULL, identif
   merged <- screen_review_merge(x, reviewer = reviewer, store = store)
   src <- report_source(merged, call)
   rows <- report_rows(src)
-  groups <- unique(paste(rows$promptid, rows$model, rows$top_p, sep = "\r"))
-  if (length(groups) > 1) {
-    abort_arg(c("{.arg x} screens its records with {length(groups)} prompts, models or {.field top_p} values: PRISMA counts each record once.",
-      "i" = "Give one screening per call, or combine them into one verdict per record first."),
+  if (anyDuplicated(rows$studyid)) {
+    groups <- length(unique(paste(rows$promptid, rows$model, rows$top_p, sep = "\r")))
+    abort_arg(c("{.arg x} screens its records with {groups} prompts, models or {.field top_p} values: PRISMA counts each record once.",
+      "i" = "Give one screening per call, or combine them into one verdict per record first (a cascade has one)."),
       class = "tabscreen_error_prisma_args", arg = "x", call = call)
   }
   source_counts <- prisma_identified(refs, identified, call)
@@ -202,34 +202,7 @@ plot.tabscreen_prisma <- function(x, ...) {
     tabscreen_abort(c("Drawing the PRISMA diagram needs the package {.pkg ggplot2}.",
       "i" = "Install it, e.g. {.code install.packages(\"ggplot2\")}."), class = "tabscreen_error_plot")
   }
-  n <- function(box) {
-    v <- x$n[x$box == box]
-    if (length(v) == 0 || is.na(v[[1]])) "?" else format(v[[1]], big.mark = ",")
-  }
-  sources <- x[x$box == "identified_source", , drop = FALSE]
-  identified <- paste0("Records identified from:\n",
-    if (nrow(sources)) paste0("  ", sources$label, " (n = ", format(sources$n, big.mark = ","), ")", collapse = "\n") else
-      paste0("  Databases (n = ", n("identified"), ")"))
-  boxes <- data.frame(
-    x = c(0, 1, 0, 1, 0, 1, 0, 1, 0),
-    y = c(4, 4, 3, 3, 2, 2, 1, 1, 0),
-    text = c(
-      identified,
-      paste0("Records removed before screening:\n  Duplicate records removed (n = ", n("duplicates_removed"),
-        ")\n  Records marked as ineligible\n  by automation tools (n = ", n("automation_removed"),
-        ")\n  Records removed for other\n  reasons (n = ", n("other_removed"), ")"),
-      paste0("Records screened\n(n = ", n("screened"), ")"),
-      paste0("Records excluded (n = ", n("excluded"), ")\n  by the model (n = ", n("excluded_model"),
-        ")\n  by reviewers (n = ", n("excluded_reviewers"), ")",
-        if (!identical(n("awaiting"), "0")) paste0("\nAwaiting a decision (n = ", n("awaiting"), ")") else ""),
-      paste0("Reports sought for retrieval\n(n = ", n("sought"), ")"),
-      paste0("Reports not retrieved\n(n = ", n("not_retrieved"), ")"),
-      paste0("Reports assessed for eligibility\n(n = ", n("assessed"), ")"),
-      paste0("Reports excluded\n(n = ", n("reports_excluded"), ")"),
-      paste0("Studies included in review\n(n = ", n("studies_included"), ")\nReports of included studies\n(n = ",
-        n("reports_included"), ")")
-    )
-  )
+  boxes <- data.frame(x = c(0, 1, 0, 1, 0, 1, 0, 1, 0), y = c(4, 4, 3, 3, 2, 2, 1, 1, 0), text = unlist(prisma_box_texts(x)))
   down <- data.frame(x = 0, y = c(4, 3, 2, 1) - 0.32, yend = c(3, 2, 1, 0) + 0.32)
   right <- data.frame(y = c(4, 3, 2, 1), x = 0.42, xend = 0.58)
   stages <- data.frame(y = c(4, 2, 0), label = c("Identification", "Screening", "Included"))
@@ -248,4 +221,33 @@ plot.tabscreen_prisma <- function(x, ...) {
     ggplot2::scale_y_continuous(limits = c(-0.4, 4.4)) +
     ggplot2::labs(title = "PRISMA 2020 flow diagram", caption = "Counts from screen_prisma(); n = ? where not known.") +
     ggplot2::theme_void()
+}
+
+# The words of the diagram's boxes, as the PRISMA 2020 template has them, with the counts: the
+# main column (identified, screened, sought, assessed, included) and beside each of the first four
+# what left it.
+prisma_box_texts <- function(x) {
+  n <- function(box) {
+    v <- x$n[x$box == box]
+    if (length(v) == 0 || is.na(v[[1]])) "?" else format(v[[1]], big.mark = ",")
+  }
+  sources <- x[x$box == "identified_source", , drop = FALSE]
+  list(
+    identified = paste0("Records identified from:\n",
+      if (nrow(sources)) paste0("  ", sources$label, " (n = ", format(sources$n, big.mark = ","), ")", collapse = "\n") else
+        paste0("  Databases (n = ", n("identified"), ")")),
+    removed = paste0("Records removed before screening:\n  Duplicate records removed (n = ", n("duplicates_removed"),
+      ")\n  Records marked as ineligible\n  by automation tools (n = ", n("automation_removed"),
+      ")\n  Records removed for other\n  reasons (n = ", n("other_removed"), ")"),
+    screened = paste0("Records screened\n(n = ", n("screened"), ")"),
+    excluded = paste0("Records excluded (n = ", n("excluded"), ")\n  by the model (n = ", n("excluded_model"),
+      ")\n  by reviewers (n = ", n("excluded_reviewers"), ")",
+      if (!identical(n("awaiting"), "0")) paste0("\nAwaiting a decision (n = ", n("awaiting"), ")") else ""),
+    sought = paste0("Reports sought for retrieval\n(n = ", n("sought"), ")"),
+    not_retrieved = paste0("Reports not retrieved\n(n = ", n("not_retrieved"), ")"),
+    assessed = paste0("Reports assessed for eligibility\n(n = ", n("assessed"), ")"),
+    reports_excluded = paste0("Reports excluded\n(n = ", n("reports_excluded"), ")"),
+    included = paste0("Studies included in review\n(n = ", n("studies_included"), ")\nReports of included studies\n(n = ",
+      n("reports_included"), ")")
+  )
 }

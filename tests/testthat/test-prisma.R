@@ -107,3 +107,37 @@ test_that("screen_prisma() refuses what it cannot count, naming the argument", {
     title = title, abstract = abstract, api_url = fake$url, progress = FALSE, messages = FALSE)
   expect_arg(screen_prisma(two), "x")
 })
+
+test_that("screen_report() shows the PRISMA flow, the audit's bound and the methods text of a screening", {
+  files <- prisma_files()
+  refs <- dedup_refs(read_refs(files), messages = FALSE)
+  refs$human_code <- NA_integer_   # the report compares with the people's decisions; none here
+  fake <- local_fake_provider(seed = 4, decisions = list("1" = 0.35, "0" = 0.65))
+  res <- prisma_screening(fake, refs)
+  app <- local_review(res, audit = 8, seed = 1, reviewer = "ann")
+  st <- review_state(app)
+  audited <- st$studyid[vapply(st$queues, function(q) "audit" %in% q, logical(1))]
+  for (id in audited) decide(app, id, "Exclude")
+  counts <- suppressMessages(screen_prisma(res, refs, not_retrieved = 3))
+  audit <- screen_review_audit(res)
+  html <- paste(readLines(screen_report(res, open = FALSE, prisma = counts), encoding = "UTF-8"),
+    collapse = "\n")
+  n <- function(box) format(counts$n[counts$box == box], big.mark = ",")
+  expect_match(html, "PRISMA 2020 flow", fixed = TRUE)
+  expect_match(html, paste0("Records screened<br>(n = ", n("screened"), ")"), fixed = TRUE)
+  expect_match(html, paste0("_baseline.ris (n = ", counts$n[counts$box == "identified_source"][1], ")"), fixed = TRUE)
+  expect_match(html, paste0("Duplicate records removed (n = ", n("duplicates_removed"), ")"), fixed = TRUE)
+  expect_match(html, paste0("Reports not retrieved<br>(n = 3)"), fixed = TRUE)
+  expect_match(html, paste0("<td>", audit$excludes, "</td><td>8</td><td>0</td><td><strong>", audit$missed_upper, "</strong>"), fixed = TRUE)
+  expect_match(html, html_escape_test(strsplit(format(screen_methods(res), "text"), "\n\n", fixed = TRUE)[[1]][1]), fixed = TRUE)
+  # Without the counts given, the report counts what the screening alone tells.
+  alone <- paste(readLines(screen_report(res, open = FALSE), encoding = "UTF-8"), collapse = "\n")
+  expect_match(alone, "Records identified from:<br>  Databases (n = ?)", fixed = TRUE)
+  expect_match(alone, paste0("Records screened<br>(n = ", n("screened"), ")"), fixed = TRUE)
+  none <- paste(readLines(screen_report(res, open = FALSE, prisma = FALSE, methods = FALSE)), collapse = "\n")
+  expect_no_match(none, "review-report", fixed = TRUE)
+  table_only <- paste(readLines(screen_report(res$answer_data_aggregated, open = FALSE)), collapse = "\n")
+  expect_no_match(table_only, "review-report", fixed = TRUE)
+  cnd <- expect_error(screen_report(res, open = FALSE, prisma = "yes"), class = "tabscreen_error_arg_prisma")
+  expect_equal(cnd$arg, "prisma")
+})
