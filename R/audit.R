@@ -131,6 +131,7 @@
 #'
 #' # The plan for a screening's own Excludes.
 #' fake <- fake_provider()   # a local stand-in for the provider: random decisions
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))   # a scratch answer store
 #' res <- tabscreen_a.tools(
 #'   filges2015_dat[1:20, ],
 #'   prompt = "Is this study about functional family therapy for young people who use drugs?",
@@ -139,6 +140,7 @@
 #' )
 #' screen_audit_plan(res, max_missed = 2)
 #' fake$stop()
+#' options(old)
 screen_audit_plan <- function(excludes, max_missed = NULL, max_share = NULL, conf_level = 0.95, expect_found = 0) {
   call <- rlang::current_env()
   groups <- audit_excludes(excludes, call)
