@@ -31,15 +31,19 @@
 #' `conf_level` whatever `D` is: the bound falls below `D` only when `k` is at most the largest
 #' `q` with `phyper(q, D, N - D, n) <= alpha`, and that happens with probability
 #' `phyper(q, D, N - D, n) <= alpha`. This is the exact one-sided bound obtained by inverting the
-#' hypergeometric test (Buonaccorsi 1987; Wang 2015), the test behind the statistical stopping
-#' criterion of Callaghan and Müller-Hansen (2020) for screening with active learning.
+#' hypergeometric test (Buonaccorsi 1987; Wang 2015 on exact one-sided bounds, and on how far below
+#' their stated level approximate ones fall). The same test of a random sample of the records not
+#' yet screened is the statistical stopping criterion of Callaghan and Müller-Hansen (2020) for
+#' screening with active learning. The target method of Cormack and Grossman (2016), a random set
+#' of relevant records the screening must find, is [screen_target_set()]: it needs relevant
+#' records known beforehand, the audit needs none.
 #'
 #' The Clopper-Pearson bound (Clopper and Pearson 1934) treats the sample as drawn with
 #' replacement from an infinite pile: `share_upper_binomial = qbeta(conf_level, k + 1, n - k)` (1
 #' when `k = n`), `missed_upper_binomial = ceiling(share_upper_binomial * N)`. It is also valid,
-#' but conservative, and more so the larger the sample is against the pile; the hypergeometric
-#' bound is never above it (the tests check this on a grid of `N`, `n` and `k`). The two are close
-#' when `n` is a small part of `N`.
+#' but conservative, and more so the larger the sample is against the pile. The hypergeometric
+#' bound is not above it for any `N`, `n` and `k` of a grid the tests check (piles of 1 to 10,000,
+#' levels 0.8 to 0.99), and the two are close when `n` is a small part of `N`.
 #'
 #' A record a reviewer decided Unsure counts as found (in [screen_review_audit()]): the bound stays
 #' on the safe side.

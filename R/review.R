@@ -267,7 +267,8 @@ screen_review_merge <- function(x, decisions = NULL, column = "human_review", re
 #'     reviewed); `share_upper` is `missed_upper / excludes`;
 #'   * `missed_upper_binomial` and `share_upper_binomial`: the one-sided Clopper-Pearson bound on
 #'     the same sample, `qbeta(conf_level, k + 1, reviewed - k)` (1 when k = reviewed) and that
-#'     share of the Excludes rounded up; never tighter than the exact bound;
+#'     share of the Excludes rounded up; no tighter than the exact bound in any case the tests
+#'     check;
 #'   * `included`: the records the screening did not exclude (Include, Check, or no model
 #'     decision), and `relevant`: of them, included by a reviewer;
 #'   * `recall_lower`: a lower confidence bound for the recall of the screening with its audit,
