@@ -199,7 +199,11 @@ methods_doubtful <- function(f) {
         methods_number(a$found), " of them ", if (a$found == 1) "was" else "were", " relevant",
         if (a$unsure > 0) paste0(" and ", methods_number(a$unsure), " uncertain (counted as relevant)") else "",
         ". With ", round(100 * a$conf_level), " % confidence at most ", methods_number(a$missed_upper),
-        " relevant records remain among the ", methods_number(a$excludes), " Excludes.")
+        " relevant records remain among the ", methods_number(a$excludes),
+        " Excludes (the exact upper confidence bound of the hypergeometric distribution, for a sample drawn without replacement).",
+        if (isTRUE(a$relevant > 0) && !is.na(a$recall_lower)) paste0(" With the ", methods_number(a$relevant),
+          if (a$relevant == 1) " relevant record" else " relevant records", " the reviewers confirmed among those the screening kept, its recall is at least ",
+          format(round(a$recall_lower, 3), nsmall = 3), " at the same confidence.") else "")
     }
   }
   out

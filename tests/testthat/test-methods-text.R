@@ -45,6 +45,10 @@ test_that("the methods text holds the run's own figures, the reviewers' decision
       format(sum(a$completion_tokens), big.mark = ","), " output tokens, at a price of US$ ", format(round(res$price_dollar, 2), nsmall = 2)),
     paste0("Appendix: the prompt\n\nPrompt 1:\n\n", test_prompt))
   expect_equal(audit$found, 1L)
+  expect_equal(audit$relevant, 1L)
+  expect_says(text, "the exact upper confidence bound of the hypergeometric distribution",
+    paste0("With the 1 relevant record the reviewers confirmed among those the screening kept, its recall is at least ",
+      format(round(audit$recall_lower, 3), nsmall = 3)))
   expect_says(format(m, "markdown"), "### Appendix: the prompt", paste0("> ", test_prompt))
   expect_equal(utils::capture.output(print(m)), strsplit(format(m), "\n", fixed = TRUE)[[1]])
   expect_false(grepl("sk-test", paste(unlist(m), collapse = " "), fixed = TRUE))
