@@ -35,7 +35,10 @@ batch_state <- new.env(parent = emptyenv())
 #' batches at a growing interval (from a quarter second to a minute). With `wait = FALSE`, or when
 #' you press Ctrl-C while it waits, the call returns once its batches are submitted: they keep
 #' running at the provider. The same call later, in this or any R session with the same answer
-#' store, submits nothing already submitted and collects what has ended. [screen_batch_cancel()]
+#' store, submits nothing already submitted and collects what has ended; with `wait = FALSE` too,
+#' it asks once about each batch, collects those that have ended and returns the result once every
+#' request is collected (else the `tabscreen_batch` object again), so that it can be called now and
+#' then without waiting. [screen_batch_cancel()]
 #' cancels a run's batches; [screen_store()] lists each run's batches and their states
 #' (`screen_store_batches()` in detail).
 #'

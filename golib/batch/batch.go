@@ -137,6 +137,16 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) error {
 			pending = append(pending, &jobs[i])
 		}
 	}
+	if !r.Wait && len(r.open) > 0 {
+		// A call that does not wait still collects what an earlier call left at the provider and
+		// has ended since: otherwise the same call without waiting would never return the result.
+		again, err := r.checkOpen(ctx)
+		if err != nil {
+			r.leave()
+			return err
+		}
+		pending = append(pending, again...)
+	}
 	for {
 		if err := r.submit(ctx, pending); err != nil {
 			r.leave()
@@ -433,9 +443,7 @@ func passing(status int) bool {
 	return status == http.StatusTooManyRequests || status == 0 || status >= 500
 }
 
-// pollOnce waits, then asks about every open batch and collects those that ended. It returns
-// the jobs to send again. A batch that cannot be read is set aside with its reason, and the others
-// are collected.
+// pollOnce waits, then asks about every open batch and collects those that ended.
 func (r *Runner) pollOnce(ctx context.Context) ([]*Job, error) {
 	if r.backoff == 0 {
 		r.backoff = r.Poll.First
@@ -445,6 +453,13 @@ func (r *Runner) pollOnce(ctx context.Context) ([]*Job, error) {
 	if err := clock.Sleep(ctx, r.Clock, r.backoff); err != nil {
 		return nil, err
 	}
+	return r.checkOpen(ctx)
+}
+
+// checkOpen asks about every open batch and collects those that ended. It returns the jobs to
+// send again. A batch that cannot be read is set aside with its reason, and the others are
+// collected.
+func (r *Runner) checkOpen(ctx context.Context) ([]*Job, error) {
 	var again []*Job
 	// A new slice: on an error part way, r.open still holds every open batch (leave() needs them).
 	still := make([]*open, 0, len(r.open))

@@ -115,6 +115,31 @@ test_that("wait = FALSE returns after submitting, and the same call later collec
   expect_equal(fake$stats()$batch$lines_received, 8)
 })
 
+test_that("the same call with wait = FALSE collects the batches that have ended and returns the result", {
+  withr::local_envvar(PROVIDER_A_API_KEY = "sk-test-batch-nowait")
+  fake <- local_fake_provider(batches = TRUE, seed = 13, batch_delay_ms = 0)
+  d <- batch_records(6)
+  sent <- screen_batch_a(fake, d, wait = FALSE)
+  expect_s3_class(sent, "tabscreen_batch")
+  expect_equal(sent$pending, 6)
+  # The batch has ended at the provider: the next call without waiting collects it.
+  res <- screen_batch_a(fake, d, wait = FALSE)
+  expect_s3_class(res, "llm")
+  expect_equal(nrow(res$answer_data), 6)
+  expect_equal(attr(res, "store")$run_id, sent$run_id)
+  expect_equal(fake$stats()$batch$created, 1)
+
+  # A batch still running stays at the provider: the call says so and submits nothing again.
+  slow <- local_fake_provider(batches = TRUE, seed = 13, batch_delay_ms = 600000)
+  d2 <- batch_records(4)
+  first <- screen_batch_a(slow, d2, wait = FALSE)
+  again <- screen_batch_a(slow, d2, wait = FALSE)
+  expect_s3_class(again, "tabscreen_batch")
+  expect_equal(again$pending, 4)
+  expect_equal(again$submitted, 0)
+  expect_equal(slow$stats()$batch$created, 1)
+})
+
 # Another R process that screens the 10 records of batch_records(10) as a batch of provider A
 # against `fake`, with the answer store of this one; returns it once the fake has created the
 # batch. The process's value is the class of what screen_batch() returned and its pending count.
