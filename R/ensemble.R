@@ -542,8 +542,13 @@ summary.llm_ensemble <- function(object, ...) {
   mem <- ens$members
   rows <- lapply(mem$member, function(name) {
     pick <- function(t) if (is.null(t)) NULL else t[t$member == name, , drop = FALSE]
+    # A price row of a prompt and model that several members share names them all.
+    price <- object$price_data
+    if (!is.null(price)) {
+      price <- price[vapply(strsplit(price$member, ", ", fixed = TRUE), function(v) name %in% v, logical(1)), , drop = FALSE]
+    }
     one <- structure(list(answer_data = pick(object$answer_data), error_data = pick(object$error_data),
-      price_data = pick(object$price_data), answer_data_aggregated = pick(object$member_data_aggregated)),
+      price_data = price, answer_data_aggregated = pick(object$member_data_aggregated)),
       class = c("llm", "list"))
     tibble::tibble(member = name, summary.llm(one))
   })
@@ -569,7 +574,10 @@ print.llm_ensemble_summary <- function(x, ...) {
   cli::cli_text("{.strong Ensemble summary} ({.cls llm_ensemble_summary}) of {nrow(ens$members)} members, rule {.val {ens$rule}}: {ensemble_rule_text(ens)}")
   lines <- vapply(seq_len(nrow(x)), function(i) {
     g <- x[i, , drop = FALSE]
-    what <- if (g$member == "ensemble") "{.strong The ensemble}" else "{.strong {g$member}} (prompt {g$promptid}, model {.val {g$model}})"
+    top_p <- ens$members$top_p[match(g$member, ens$members$member)]
+    what <- if (g$member == "ensemble") "{.strong The ensemble}" else {
+      "{.strong {g$member}} (prompt {g$promptid}, model {.val {g$model}}{if (!is.na(top_p)) paste0(', top_p ', top_p) else ''})"
+    }
     escape_cli(cli::format_inline(what, ": {g$records} record{?s}, {g$requests} request{?s} ({g$failures} failed): ",
       "{g$final_include} Include, {g$final_check} Check, {g$final_exclude} Exclude; price {format_dollars(g$price_dollar)}."))
   }, character(1))

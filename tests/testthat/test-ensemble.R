@@ -194,6 +194,27 @@ test_that("one screening of two models is an ensemble of its models; a failed me
   expect_error(screen_errors(ens), class = "tabscreen_error_object", regexp = "ensemble")
 })
 
+test_that("the top_p values of one screening are members that share its price row", {
+  fake <- local_fake_provider(seed = 11, tendency = TRUE)
+  res <- screen_with("tabscreen_a.tools", fake$url, data = ensemble_records(), reps = 2, top_p = c(0.5, 1),
+    api_key = "sk-test-ensemble")
+  ens <- screen_ensemble(a = res, rule = "majority")
+  expect_equal(attr(ens, "ensemble")$members$top_p, c(0.5, 1))
+  expect_equal(ens$price_data$member, "a.1, a.2")
+  expect_equal(ens$price_dollar, res$price_dollar)
+  s <- summary(ens)
+  expect_equal(s$price_dollar, rep(res$price_dollar, 3))
+  expect_equal(s$requests, c(40L, 40L, 80L))
+  withr::local_options(cli.width = 1000)
+  expect_true(any(grepl("a.2 (prompt 1, model \"gpt-6-luna\", top_p 1)", cli::cli_fmt(print(s)), fixed = TRUE)))
+  # Two members: a tie (one includes, one excludes) is Check.
+  m <- ens$member_data_aggregated
+  v1 <- m$final_decision_llm[m$member == "a.1"]
+  v2 <- m$final_decision_llm[m$member == "a.2"]
+  expect_true(all(c(v1, v2) %in% c("Include", "Exclude")))
+  expect_equal(ens$answer_data_aggregated$final_decision_llm, ifelse(v1 == v2, v1, "Check"))
+})
+
 test_that("bad arguments are refused before anything is combined, naming the argument", {
   fake <- local_fake_provider(seed = 11, tendency = TRUE)
   recs <- ensemble_records()
