@@ -391,6 +391,13 @@ analysis_source <- function(x, call = rlang::caller_env()) {
 
 aggregated_source <- function(table, call) {
   check_table_columns(table, c("studyid", "promptid", "model", "incl_p", "final_decision_llm_num", "reps"), call)
+  cascade <- attr(table, "cascade")
+  if (!is.null(cascade)) {
+    # A cascade's final verdicts are evaluated as one decision rule, whichever stage gave them.
+    table$model <- rep(paste(cascade$first, ">", cascade$second), nrow(table))
+    table$reps <- rep(NA_integer_, nrow(table))
+    table$top_p <- NULL
+  }
   list(kind = "aggregated", table = table, failed = rep(FALSE, nrow(table)),
     cutoffs = list(upper = attr(table, "incl_cutoff_upper"), lower = attr(table, "incl_cutoff_lower")))
 }

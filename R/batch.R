@@ -75,8 +75,11 @@ batch_state <- new.env(parent = emptyenv())
 #' fake$stop()
 screen_batch <- function(screening, ..., wait = TRUE) {
   call <- rlang::current_env()
-  # screen_batch(screen_adaptive, tabscreen_b, ...): the provider is the inner screening's.
-  letter <- batch_provider(if (identical(screening, screen_adaptive)) adaptive_inner(...) else screening, call)
+  # screen_batch(screen_adaptive, tabscreen_b, ...): the provider is the inner screening's; a
+  # cascade checks that each of its stages has a batch API.
+  if (!identical(screening, screen_cascade)) {
+    batch_provider(if (identical(screening, screen_adaptive)) adaptive_inner(...) else screening, call)
+  }
   if (!rlang::is_bool(wait)) {
     abort_arg("{.arg wait} must be TRUE or FALSE, not {.obj_type_friendly {wait}}.",
       class = "tabscreen_error_batch_args", arg = "wait", call = call)

@@ -75,6 +75,8 @@
 #'   `tabscreen_error_store_busy`, `tabscreen_error_store_run`): the answer store; see
 #'   [screen_store()].
 #' * `tabscreen_error_review`: the review of [screen_review()] and its functions.
+#' * `tabscreen_error_audit_args`: an argument of [screen_audit_plan()] or [screen_audit_bound()]
+#'   (with `tabscreen_error_arg`).
 #' * `tabscreen_error_refs_parse`, `tabscreen_error_refs_unknown`, `tabscreen_error_encoding`: a
 #'   reference file that cannot be read ([read_refs()]).
 #' * `tabscreen_error_internal`: the package's own fault; please report it.

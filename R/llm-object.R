@@ -47,7 +47,8 @@ result_layout <- function(arg_list) {
     token_info = isTRUE(arg_list$token_info),
     time_info = isTRUE(arg_list$time_info),
     custom_tools = !is.null(arg_list$tools),
-    aggregate = any(arg_list$reps > 1),
+    # A stage of screen_cascade() is aggregated also with reps = 1: its verdicts are per record.
+    aggregate = any(arg_list$reps > 1) || !is.null(arg_list$cascade_stage),
     adaptive = !is.null(arg_list$run_options$adaptive)
   )
 }
@@ -296,13 +297,20 @@ print.llm <- function(x, ...) {
     if (!is.null(info$saved_requests)) {
       c("*" = adaptive_summary(info$saved_requests, saved_price(x$price_dollar, n_jobs, info$saved_requests)))
     },
-    if (isTRUE(info$stored_answers > 0)) {
-      c("*" = "{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call.")
-    },
-    "*" = "Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}."
+    run_lines(x, info, n_jobs)
   ))
   cli::cli_text("Components: {.field {names(x)}}.")
   invisible(x)
+}
+
+# The last lines of a printed result: the answers the store gave, when, and how long it took.
+run_lines <- function(x, info, n_jobs) {
+  c(
+    if (isTRUE(info$stored_answers > 0)) {
+      c("*" = cli::format_inline("{info$stored_answers} of the {n_jobs} answer{?s} {cli::qty(info$stored_answers)}{?was/were} taken from the answer store, not sent by this call."))
+    },
+    "*" = cli::format_inline("Run {x$run_date %||% '?'}{if (!is.null(info$elapsed_seconds)) paste0(', ', format(round(info$elapsed_seconds, 1), nsmall = 1), ' s') else ''}.")
+  )
 }
 
 #' @rdname print.llm

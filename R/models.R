@@ -304,7 +304,7 @@ inform_estimate <- function(plan, messages) {
   head <- if (!is.na(plan$run_id)) {
     "Screening {plan$records} record{?s}: the answer store holds {format_tokens(plan$stored)} of the {format_tokens(plan$requests)} requests; {format_tokens(plan$remaining)} remain, about {format_tokens(plan$input_tokens)} input and {format_tokens(plan$output_tokens)} output tokens."
   } else {
-    "Screening {plan$records} record{?s}: {format_tokens(plan$requests)} request{?s}, about {format_tokens(plan$input_tokens)} input and {format_tokens(plan$output_tokens)} output tokens."
+    "Screening {plan$records} record{?s}: {format_tokens(plan$requests)} {cli::qty(plan$requests)}request{?s}, about {format_tokens(plan$input_tokens)} input and {format_tokens(plan$output_tokens)} output tokens."
   }
   if (plan$remaining == 0) {
     return(invisible())

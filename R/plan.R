@@ -153,7 +153,7 @@ check_price_cap <- function(plan, force, call) {
   cap <- price_cap()
   price <- if (is.na(plan$price)) 0 else plan$price
   if (is.null(cap) || isTRUE(force) || price <= cap) return(invisible())
-  what <- "{format_tokens(plan$remaining)} request{?s}, estimated at {format_dollars(price)}"
+  what <- "{format_tokens(plan$remaining)} {cli::qty(plan$remaining)}request{?s}, estimated at {format_dollars(price)}"
   if (interactive()) {
     question <- sprintf("This screening sends %s requests, estimated at %s, above options(tabscreen.max_price = %s). Send them?",
       format_tokens(plan$remaining), format_dollars(price), format(cap))

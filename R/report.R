@@ -24,6 +24,11 @@
 #' of their own (re-send them with [screen_errors()]). Records without a human decision (`NA`) are
 #' counted but not compared.
 #'
+#' For a screening result (not a table), a last section holds what a review's report needs: the
+#' PRISMA 2020 flow ([screen_prisma()], argument `prisma`), the audit of the model's Excludes and its
+#' bound when the review app drew one ([screen_review_audit()]), and the methods text
+#' ([screen_methods()], argument `methods`).
+#'
 #' The model's decision is `final_decision_llm_num` of the aggregated answers (1 for `"Include"`
 #' and `"Check"`, 0 for `"Exclude"`) or `decision_binary` of single answers (1 for `"1"` and
 #' `"1.1"`). A record screened with several prompts, models or `top_p` values is compared once
@@ -42,6 +47,10 @@
 #' @param file The path of the HTML file to write. Its folder must exist.
 #' @param open If `TRUE`, open the report in the browser ([utils::browseURL()]).
 #' @param title The title of the report; `NULL` for a standard one.
+#' @param prisma For a screening result (class `llm`): `TRUE` to show the PRISMA 2020 flow with the
+#'   counts [screen_prisma()] gives from `x` alone, the result of [screen_prisma()] (e.g. with the
+#'   references read, for the identification counts), or `FALSE` for none.
+#' @param methods For a screening result: `TRUE` to show the methods text of [screen_methods()].
 #' @return The path of the report (`file`, made absolute), invisibly.
 #'
 #'   Errors have class `tabscreen_error_arg` and one of: `tabscreen_error_object` (`x` is not a
@@ -73,12 +82,18 @@
 #'   title = "Abortion and mental health: missed includes")
 #' if (interactive()) utils::browseURL(path)
 screen_report <- function(x, human_decision = human_code, file = tempfile(fileext = ".html"),
-                          open = interactive(), title = NULL) {
+                          open = interactive(), title = NULL, prisma = TRUE, methods = TRUE) {
   call <- rlang::current_env()
   src <- report_source(x, call = call)
   human_col <- resolve_human_column(rlang::enquo(human_decision), src$table, call = call)
   check_report_file(file, call = call)
   check_flag(open, "open", call = call)
+  check_flag(methods, "methods", call = call)
+  if (!isTRUE(prisma) && !isFALSE(prisma) && !inherits(prisma, "tabscreen_prisma")) {
+    abort_arg(c("{.arg prisma} must be {.code TRUE}, {.code FALSE} or the counts of {.fn screen_prisma}.",
+      "i" = "Give {.code prisma = screen_prisma(x, refs)} for the identification counts of the files read."),
+      class = "tabscreen_error_arg_prisma", arg = "prisma", call = call)
+  }
   if (!is.null(title) && (!rlang::is_string(title) || is.na(title))) {
     abort_arg("{.arg title} must be {.code NULL} or a single string.",
       class = "tabscreen_error_title", arg = "title", call = call)
@@ -93,7 +108,8 @@ screen_report <- function(x, human_decision = human_code, file = tempfile(fileex
   }
   rows <- report_classify(rows)
 
-  html <- report_html(rows, src, human_col, title %||% "Where the model and the human screeners disagree")
+  html <- report_html(rows, src, human_col, title %||% "Where the model and the human screeners disagree",
+    review = report_review_section(x, prisma, methods))
   path <- write_report_file(html, file, call = call)
   if (isTRUE(open)) {
     utils::browseURL(path)
@@ -336,7 +352,7 @@ fmt_p <- function(p) formatC(p, format = "f", digits = 2)
 
 human_label <- function(h) ifelse(is.na(h), "not given", ifelse(h == 1, "Include", "Exclude"))
 
-report_html <- function(rows, src, human_col, title) {
+report_html <- function(rows, src, human_col, title, review = "") {
   sections <- list(
     missed = list(id = "missed-includes", title = "Missed includes",
       note = "The human screeners included these records; the model excluded them. A missed include can drop a relevant study from the review, so read these first."),
@@ -359,6 +375,7 @@ report_html <- function(rows, src, human_col, title) {
         html_tag("p", sec$note, attrs = list(class = "section-note")), "\n", cards, attrs = list(id = sec$id, class = paste("group", s)))
     }, character(1)),
     report_failed_section(rows),
+    review,
     "</main>",
     report_footnote(src, human_col),
     report_colophon()
@@ -663,6 +680,16 @@ h1 { font-size: 2rem; margin: 0.3rem 0 1.5rem; }
 .group.missed .count { background: var(--missed-soft); color: var(--missed); }
 .group.false .count { background: var(--false-soft); color: var(--false); }
 .section-note { color: var(--muted); margin: 0 0 1.2rem; max-width: 44rem; }
+.prisma { display: grid; grid-template-columns: 7rem minmax(12rem, 1fr) 2rem minmax(12rem, 1fr); gap: 0.2rem 0;
+  align-items: center; max-width: 46rem; margin: 0.6rem 0; font-size: 0.9rem; }
+.pbox { background: var(--card); border: 1px solid var(--ink); padding: 0.5rem 0.7rem; line-height: 1.35; }
+.pbox.side { border-color: var(--muted); }
+.parrow { text-align: center; color: var(--muted); }
+.pstage { background: #cfe2f3; padding: 0.3rem; text-align: center; font-weight: 600; margin-right: 0.6rem; }
+table.audit { border-collapse: collapse; margin: 0.6rem 0; }
+table.audit th, table.audit td { border-bottom: 1px solid var(--line); padding: 0.3rem 0.8rem; text-align: left; }
+.methods p { max-width: 46rem; }
+.methods pre { white-space: pre-wrap; background: var(--card); border: 1px solid var(--line); padding: 0.6rem; max-width: 46rem; }
 .empty { color: var(--muted); font-style: italic; }
 
 .card { background: var(--card); border: 1px solid var(--line); border-left: 6px solid var(--failed); border-radius: 10px;

@@ -23,8 +23,9 @@
 #'   0 exclude, `NA` none or unsure) that [screen_analyzer()], [screen_report()], [screen_thresholds()]
 #'   and [write_refs()] take as they are.
 #' * `screen_review_audit()` reports what the audit sample supports: the includes found among the
-#'   model's audited Excludes and an upper confidence bound on the share of includes in the whole
-#'   Exclude pile.
+#'   model's audited Excludes, an exact upper confidence bound for the includes in the whole
+#'   Exclude pile, and a lower bound for recall. [screen_audit_plan()] says how large an audit
+#'   to draw.
 #'
 #' @section Queues:
 #' The page has five queues (keys `1` to `5`):
@@ -252,19 +253,32 @@ screen_review_merge <- function(x, decisions = NULL, column = "human_review", re
 }
 
 #' @rdname screen_review
-#' @param conf_level The confidence level of the upper bound (one-sided), between 0 and 1.
+#' @param conf_level The confidence level of the bounds (one-sided), between 0 and 1.
 #' @param ... Only for the deprecated name of `conf_level`, `confidence`, which is still taken
 #'   with a warning of class `tabscreen_warning_deprecated`.
 #' @return `screen_review_audit()`: a tibble with one row per prompt, model and `top_p` that has
 #'   an audit sample: `promptid`, `model`, `top_p`, `excludes` (the model's Excludes), `seed`,
 #'   `sampled` (records drawn), `reviewed` (drawn records with a decision), `found` (of them,
 #'   included by a reviewer), `unsure` (decided Unsure and by nobody Include), `share` ((found +
-#'   unsure) / reviewed; NA when none is reviewed), `share_upper` (the one-sided Clopper-Pearson
-#'   upper bound of that share in the whole Exclude pile, `qbeta(conf_level, k + 1, reviewed - k)`
-#'   with k = found + unsure, 1 when k = reviewed, so also when none is reviewed), `missed_upper` (`share_upper * excludes` rounded up: at most this many
-#'   includes among the Excludes) and `conf_level`. An Unsure counts as a missed include: the
-#'   bound stays on the safe side. Sampling without replacement makes the binomial bound
-#'   conservative.
+#'   unsure) / reviewed; NA when none is reviewed), then, with k = found + unsure:
+#'   * `missed_upper`: the exact (hypergeometric) upper confidence bound for the number of
+#'     relevant records among all the Excludes, the audit's finds included: the largest D with
+#'     `phyper(k, D, excludes - D, reviewed) > 1 - conf_level` (all the Excludes when none is
+#'     reviewed); `share_upper` is `missed_upper / excludes`;
+#'   * `missed_upper_binomial` and `share_upper_binomial`: the one-sided Clopper-Pearson bound on
+#'     the same sample, `qbeta(conf_level, k + 1, reviewed - k)` (1 when k = reviewed) and that
+#'     share of the Excludes rounded up; no tighter than the exact bound in any case the tests
+#'     check;
+#'   * `included`: the records the screening did not exclude (Include, Check, or no model
+#'     decision), and `relevant`: of them, included by a reviewer;
+#'   * `recall_lower`: a lower confidence bound for the recall of the screening with its audit,
+#'     `(relevant + found) / (relevant + missed_upper)` (NA when both are 0). It counts as
+#'     relevant only the records a reviewer included: review the screening's Includes (queue
+#'     All) for a bound that says something;
+#'   * `conf_level`.
+#'
+#'   An Unsure counts as a missed include: the bound stays on the safe side. The method, its
+#'   references and how many Excludes to audit are in [screen_audit_plan()].
 #' @export
 screen_review_audit <- function(x, reviewer = NULL, conf_level = 0.95, store = NULL, ...) {
   call <- rlang::current_env()
@@ -279,8 +293,13 @@ screen_review_audit <- function(x, reviewer = NULL, conf_level = 0.95, store = N
   items <- review_items(rev, spec)
   d <- screen_review_decisions(x, reviewer = reviewer, store = store)
   key_d <- review_key(d$studyid, review_group(review_column(d, "promptid"), review_column(d, "model"), review_column(d, "top_p")))
+  included_by <- function(keys) {
+    by <- split(d$decision[key_d %in% keys], key_d[key_d %in% keys])
+    vapply(by, function(v) "Include" %in% v, logical(1))
+  }
   sampled <- items[vapply(items$queues, function(q) "audit" %in% q, logical(1)), , drop = FALSE]
-  excl <- items[items$model_num %in% 0L & !items$failed, , drop = FALSE]
+  is_excl <- items$model_num %in% 0L & !items$failed
+  excl <- items[is_excl, , drop = FALSE]
   groups <- unique(items$group[items$group %in% excl$group])
   rows <- lapply(groups, function(g) {
     s <- sampled[sampled$group == g, , drop = FALSE]
@@ -290,20 +309,25 @@ screen_review_audit <- function(x, reviewer = NULL, conf_level = 0.95, store = N
     unsure <- sum(vapply(by, function(v) !"Include" %in% v && "Unsure" %in% v, logical(1)))
     n <- length(by)
     k <- found + unsure
-    # k = n = 0 (nothing reviewed) falls in the first case: nothing bounds the missed share.
-    upper <- if (k >= n) 1 else stats::qbeta(conf_level, k + 1, n - k)
+    excludes <- sum(excl$group == g)
+    kept <- items[!is_excl & items$group == g, , drop = FALSE]
+    relevant <- sum(included_by(review_key(kept$studyid, kept$group)))
+    b <- audit_bounds(excludes, n, k, conf_level)
     first <- items[items$group == g, , drop = FALSE][1, ]
     list(promptid = first$promptid, model = first$model, top_p = first$top_p,
-      excludes = sum(excl$group == g), seed = spec$seed, sampled = nrow(s), reviewed = n, found = found,
-      unsure = unsure, share = if (n > 0) k / n else NA_real_, share_upper = upper,
-      missed_upper = ceiling(upper * sum(excl$group == g) - 1e-9),
-      conf_level = conf_level)
+      excludes = excludes, seed = spec$seed, sampled = nrow(s), reviewed = n, found = found,
+      unsure = unsure, share = if (n > 0) k / n else NA_real_, share_upper = b$share_upper,
+      missed_upper = b$missed_upper, share_upper_binomial = b$share_upper_binomial,
+      missed_upper_binomial = b$missed_upper_binomial, included = nrow(kept), relevant = relevant,
+      recall_lower = audit_recall_lower(relevant, found, b$missed_upper), conf_level = conf_level)
   })
   out <- tibble::as_tibble(do.call(rbind.data.frame, c(rows, stringsAsFactors = FALSE)))
   if (nrow(out) == 0) {
     out <- tibble::tibble(promptid = integer(), model = character(), top_p = double(), excludes = integer(),
       seed = double(), sampled = integer(), reviewed = integer(), found = integer(), unsure = integer(),
-      share = double(), share_upper = double(), missed_upper = double(), conf_level = double())
+      share = double(), share_upper = double(), missed_upper = double(), share_upper_binomial = double(),
+      missed_upper_binomial = double(), included = integer(), relevant = integer(), recall_lower = double(),
+      conf_level = double())
   }
   if (all(is.na(out$top_p))) out$top_p <- NULL
   out

@@ -20,6 +20,10 @@
 #' The new answers are recorded in the answer store, in the run of `object` (see
 #' [screen_store()]).
 #'
+#' On a result of [screen_cascade()] each stage's failed requests are re-sent by that stage's call,
+#' and the records that the first stage's new answers make doubtful are sent to the second stage;
+#' `api_key` is then one key or two, `c(first, second)`.
+#'
 #' @param object A result of class `llm`.
 #' @param api_key The API key; by default read from the provider's environment variable
 #'   ([get_api_key()] for provider A, [get_api_key_b()] for provider B, [get_api_key_c()] for
@@ -57,6 +61,11 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   if (!inherits(object, "llm")) {
     abort_arg(c("{.arg object} must be a screening result of class {.cls llm}, not {.obj_type_friendly {object}}."),
       class = "tabscreen_error_object", arg = "object", call = call)
+  }
+  if (inherits(object, "llm_cascade")) {
+    repair <- list(max_tries = max_tries, max_seconds = max_seconds, is_transient = is_transient, backoff = backoff,
+      after = after, progress = progress, messages = messages)
+    return(cascade_errors(object, api_key, c(repair[!vapply(repair, is.null, logical(1))], rlang::list2(...)), call))
   }
   args <- attr(object, "arg_list")
   if (is.null(args$run_options)) {

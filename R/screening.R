@@ -256,7 +256,8 @@ screening_arg_list <- function(provider, function_name, rec, env, run_options) {
     list(provider = provider, function_name = function_name,
       studyid = rec$studyid_col, title = rec$title_col, abstract = rec$abstract_col),
     mget(names, envir = env, inherits = FALSE),
-    list(run_options = run_options)
+    list(run_options = run_options),
+    if (!is.null(cascade_stage())) list(cascade_stage = cascade_stage())
   )
 }
 

@@ -289,6 +289,12 @@ store_path <- function(path) {
 
 # A run named by its id (in `store`) or by a result (in the store it was written to).
 store_run <- function(run_id, store, call = rlang::caller_env()) {
+  if (inherits(run_id, "llm_cascade")) {
+    runs <- attr(run_id, "run_info")$cascade$runs
+    abort_arg(c("{.arg run_id} is the result of a cascade, whose stages are runs of their own: {.val {runs}}.",
+      "i" = "Give one of these run ids (the first stage's first), from {.code attr(x, \"run_info\")$cascade$runs}."),
+      class = "tabscreen_error_store_run", arg = "run_id", call = call)
+  }
   if (inherits(run_id, "llm")) {
     info <- attr(run_id, "store")
     if (is.null(info$run_id)) {

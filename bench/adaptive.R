@@ -5,11 +5,10 @@
 # R_LIBS=$PWD/.rlib Rscript bench/adaptive.R   (BENCH_ADAPTIVE_RECORDS, default 2000; BENCH_SEED)
 library(tabscreen)
 `%||%` <- function(x, y) if (is.null(x)) y else x
-n_records <- as.integer(Sys.getenv("BENCH_ADAPTIVE_RECORDS", "2000"))
-seed <- as.integer(Sys.getenv("BENCH_SEED", "11"))
 source("bench/records.R")
-records <- grow(load_abstracts(), n_records)
-records$studyid <- seq_len(n_records)
+n_records <- as.integer(Sys.getenv("BENCH_ADAPTIVE_RECORDS", "2000"))
+records <- numbered_records(n_records)
+seed <- as.integer(Sys.getenv("BENCH_SEED", "11"))
 
 # No answer store: each run asks anew instead of taking the last run's answers.
 options(tabscreen.store = FALSE)

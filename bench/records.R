@@ -17,3 +17,10 @@ grow <- function(d, n) {
   rownames(d) <- NULL
   d
 }
+
+# The records of a bench of the fake's answer model: `n` grown records with study ids 1 to n.
+numbered_records <- function(n) {
+  records <- grow(load_abstracts(), n)
+  records$studyid <- seq_len(n)
+  records
+}

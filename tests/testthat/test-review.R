@@ -10,42 +10,6 @@ review_result <- function(fake, data = filges2015_dat[c(1:15, 181:195), ], reps 
     progress = FALSE, messages = FALSE)
 }
 
-# A review app for the test, stopped when the test ends.
-local_review <- function(x, ..., .env = parent.frame()) {
-  app <- suppressMessages(screen_review(x, ..., open = FALSE, wait = FALSE))
-  withr::defer(app$stop(), envir = .env)
-  app
-}
-
-# One call of the page's API.
-review_api <- function(app, path, body = NULL, token = NULL) {
-  root <- sub("/\\?.*$", "", app$url)
-  token <- token %||% sub(".*[?&]token=([0-9a-f]+).*", "\\1", app$url)
-  req <- httr2::request(paste0(root, path))
-  req <- httr2::req_options(req, noproxy = "*")
-  req <- httr2::req_headers(req, "X-Tabscreen-Token" = token)
-  req <- httr2::req_error(req, is_error = function(resp) FALSE)
-  if (!is.null(body)) req <- httr2::req_body_json(req, body)
-  resp <- httr2::req_perform(req)
-  list(status = httr2::resp_status(resp), body = httr2::resp_body_json(resp, simplifyVector = FALSE))
-}
-
-decide <- function(app, studyid, decision, reviewer = "ann", note = "", group = NULL) {
-  group <- group %||% review_state(app)$items_group[[1]]
-  out <- review_api(app, "/api/decide", list(studyid = studyid, group = group, reviewer = reviewer,
-    decision = decision, note = note, seconds = 2, queue = "check"))
-  expect_equal(out$status, 200L, info = paste(unlist(out$body), collapse = " "))
-  out$body$decision
-}
-
-review_state <- function(app) {
-  st <- review_api(app, "/api/state")$body
-  items <- st$page$items
-  list(meta = st$page$meta, decisions = st$decisions,
-    items_group = vapply(items, `[[`, "", "group"), studyid = vapply(items, `[[`, "", "studyid"),
-    queues = lapply(items, function(i) unlist(i$queues)), items = items)
-}
-
 test_that("the page's queues follow the model's verdicts and the human decisions", {
   fake <- local_fake_provider(seed = 3, decisions = list("1" = 0.4, "0" = 0.55, "1.1" = 0.05))
   res <- review_result(fake)
@@ -180,7 +144,7 @@ test_that("the merged decisions are a human decision column the other functions 
   expect_equal(table$human_review, agg$human_review)
 })
 
-test_that("the audit reports the includes found and a Clopper-Pearson bound on the missed share", {
+test_that("the audit reports the includes found, the exact bound and Clopper-Pearson's on the missed includes", {
   fake <- local_fake_provider(seed = 7, decisions = list("1" = 0.2, "0" = 0.8))
   res <- review_result(fake)
   app <- local_review(res, audit = 5, seed = 2, reviewer = "ann")
@@ -191,6 +155,8 @@ test_that("the audit reports the includes found and a Clopper-Pearson bound on t
   expect_equal(none$reviewed, 0L)
   expect_equal(none$share_upper, 1)
   expect_equal(none$missed_upper, none$excludes)
+  expect_equal(none$share_upper_binomial, 1)
+  expect_equal(none$missed_upper_binomial, none$excludes)
   decide(app, audited[1], "Include")
   decide(app, audited[2], "Exclude")
   decide(app, audited[3], "Exclude")
@@ -205,15 +171,65 @@ test_that("the audit reports the includes found and a Clopper-Pearson bound on t
   expect_equal(a$found, 1L)
   expect_equal(a$unsure, 1L)
   expect_equal(a$share, 2 / 4)
-  expect_equal(a$share_upper, stats::qbeta(0.95, 3, 2))
-  expect_equal(a$missed_upper, ceiling(stats::qbeta(0.95, 3, 2) * excludes))
-  expect_equal(screen_review_audit(res, conf_level = 0.8)$share_upper, stats::qbeta(0.8, 3, 2))
+  expect_equal(a$share_upper_binomial, stats::qbeta(0.95, 3, 2))
+  expect_equal(a$missed_upper_binomial, ceiling(stats::qbeta(0.95, 3, 2) * excludes))
+  # The exact bound: the largest number of includes among the Excludes that finding 2 of 4 does
+  # not rule out, by brute force over every number.
+  hyper <- function(conf) max(which(stats::phyper(2, 0:excludes, excludes - 0:excludes, 4) > 1 - conf)) - 1
+  expect_equal(a$missed_upper, hyper(0.95))
+  expect_equal(a$share_upper, hyper(0.95) / excludes)
+  expect_lte(a$missed_upper, a$missed_upper_binomial)
+  expect_equal(screen_review_audit(res, conf_level = 0.8)$share_upper_binomial, stats::qbeta(0.8, 3, 2))
+  expect_equal(screen_review_audit(res, conf_level = 0.8)$missed_upper, hyper(0.8))
   expect_equal(screen_review_audit(res, conf_level = 0.8)$conf_level, 0.8)
   expect_warning(old <- screen_review_audit(res, confidence = 0.8), class = "tabscreen_warning_deprecated")
-  expect_equal(old$share_upper, stats::qbeta(0.8, 3, 2))
+  expect_equal(old$share_upper_binomial, stats::qbeta(0.8, 3, 2))
   app$stop()
   res3 <- review_result(fake, data = filges2015_dat[c(40:55), ])
   expect_error(screen_review_audit(res3), class = "tabscreen_error_review_audit")
+})
+
+test_that("an audit of the size the plan gives supports its claim, and bounds the screening's recall", {
+  fake <- local_fake_provider(seed = 9, decisions = list("1" = 0.3, "0" = 0.7))
+  res <- review_result(fake)
+  agg <- res$answer_data_aggregated
+  excludes <- sum(agg$final_decision_llm == "Exclude")
+  plan <- screen_audit_plan(res, max_missed = 4, conf_level = 0.9)
+  expect_equal(plan$excludes, excludes)
+  expect_equal(plan$promptid, 1L)
+  expect_lt(plan$audit, excludes)
+  app <- local_review(res, audit = plan$audit, seed = 3, reviewer = "ann")
+  st <- review_state(app)
+  audited <- st$studyid[vapply(st$queues, function(q) "audit" %in% q, logical(1))]
+  expect_length(audited, plan$audit)
+  for (id in audited) decide(app, id, "Exclude")
+  kept <- as.character(agg$studyid[agg$final_decision_llm != "Exclude"])
+  decide(app, kept[1], "Include")
+  decide(app, kept[2], "Include")
+  decide(app, kept[3], "Exclude")
+  hyper <- function(k, n) max(which(stats::phyper(k, 0:excludes, excludes - 0:excludes, n) > 0.1)) - 1
+
+  # Nothing found among the audited Excludes: the claim of the plan holds.
+  a <- screen_review_audit(res, conf_level = 0.9)
+  expect_equal(c(a$reviewed, a$found, a$unsure), c(plan$audit, 0, 0))
+  expect_equal(a$missed_upper, hyper(0, plan$audit))
+  expect_lte(a$missed_upper, 4)
+  expect_equal(a$included, length(kept))
+  expect_equal(a$relevant, 2)
+  expect_equal(a$recall_lower, 2 / (2 + a$missed_upper))
+  same <- screen_audit_bound(excludes, reviewed = plan$audit, found = 0, conf_level = 0.9, relevant = 2)
+  expect_equal(same$missed_upper, a$missed_upper)
+  expect_equal(same$recall_lower, a$recall_lower)
+
+  # One include found, more than the plan allowed for: the claim no longer holds, and the finding
+  # counts for the recall of the screening with its audit.
+  decide(app, audited[1], "Include")
+  b <- screen_review_audit(res, conf_level = 0.9)
+  expect_equal(b$found, 1)
+  expect_equal(b$missed_upper, hyper(1, plan$audit))
+  expect_gt(b$missed_upper, 4)
+  expect_equal(b$recall_lower, (2 + 1) / (2 + b$missed_upper))
+  expect_lte(b$missed_upper, b$missed_upper_binomial)
 })
 
 test_that("a table read back from a file is reviewed under an id of its records, in a store of its own", {
