@@ -20,7 +20,9 @@ verdict_levels <- c("Exclude", "Check", "Include")
 #' @section Members:
 #' Each prompt x model x `top_p` of each screening is a member: a screening of two models counts
 #' as two members (named `a.1`, `a.2` when the screening is named `a`), so
-#' `screen_ensemble(res)` combines the models of one screening. A member's verdict on a record is
+#' `screen_ensemble(res)` combines the models of one screening. A result of [screen_cascade()] is
+#' one member, its model `"<first> > <second>"`: its verdicts are one decision rule, whichever
+#' stage gave them. A member's verdict on a record is
 #' its `final_decision_llm` as its screening gave it, under that screening's cut-offs, and its
 #' `incl_p`; a screening asked once per record (`reps = 1`) has no aggregated table, and its
 #' member's `incl_p` is the answer's `decision_binary` (an uncertain `"1.1"` counts as include),
@@ -43,8 +45,9 @@ verdict_levels <- c("Exclude", "Check", "Include")
 #'
 #' @section The result:
 #' An `llm` object (class `llm_ensemble`) that [screen_analyzer()], [screen_thresholds()],
-#' [screen_report()], [write_refs()], [screen_review()], [plot.llm()], `print()` and `summary()`
-#' take as they take a screening:
+#' [screen_report()], [write_refs()], [screen_review()], [screen_methods()] (one sentence per
+#' screening, and the rule), [screen_prisma()], [plot.llm()], `print()` and `summary()` take as
+#' they take a screening:
 #' * `answer_data`, `error_data` and `price_data`: every member's rows, with a first column
 #'   `member`; `price_dollar` is the members' total.
 #' * `answer_data_aggregated`: one row per record (in the first screening's order), with its study
@@ -61,8 +64,9 @@ verdict_levels <- c("Exclude", "Check", "Include")
 #' * `member_data_aggregated`: one row per record and member: `member`, `studyid`, `promptid`,
 #'   `prompt`, `model`, `top_p`, `incl_p`, `final_decision_llm`, `final_decision_llm_num`, `reps`,
 #'   `n_mis_answers`, `submodel`.
-#' * The attribute `"ensemble"`: the `rule`, the `cutoffs` of the mean rule and `members`, one
-#'   row per member (`member`, `screening`, `provider`, `promptid`, `prompt`, `model`, `top_p`).
+#' * The attribute `"ensemble"`: the `rule`, the `cutoffs` of the mean rule, `args` (each
+#'   screening's record of its arguments, as its attribute `"arg_list"`) and `members`, one row
+#'   per member (`member`, `screening`, `provider`, `promptid`, `prompt`, `model`, `top_p`).
 #'
 #' `summary()` gives the [summary.llm()] table with a first column `member`: one row per member
 #' and a last row for the ensemble (`member` `"ensemble"`: its final decisions, and the members'
@@ -198,15 +202,17 @@ ensemble_members <- function(x, name, call) {
   }
   v$has_explanation <- any(c("longest_answer", "detailed_description") %in% names(t))
   v$has_confidence <- any(c("mean_confidence", "confidence") %in% names(t))
-  key <- ensemble_group_key(t)
+  key <- member_keys(x, t)
   keys <- unique(key)
+  cascade <- attr(agg, "cascade")
   lapply(seq_along(keys), function(k) {
     rows <- which(key == keys[k])
     first <- rows[1]
     list(
       name = if (length(keys) == 1) name else paste0(name, ".", k), screening = name, key = keys[k],
       provider = args$provider %||% NA_character_, promptid = as.integer(t$promptid[first]),
-      prompt = as.character(t$prompt[first]), model = as.character(t$model[first]),
+      prompt = as.character(t$prompt[first]),
+      model = if (!is.null(cascade)) paste(cascade$first, ">", cascade$second) else as.character(t$model[first]),
       top_p = if ("top_p" %in% names(t)) as.numeric(t$top_p[first]) else NA_real_,
       rows = t[rows, , drop = FALSE], studyid = as.character(t$studyid[rows]),
       submodel = as.character(t$submodel[rows]),
@@ -344,28 +350,26 @@ ensemble_longest <- function(texts, names) {
 # Binds tables whose columns differ (providers add different columns), NA where a table lacks one,
 # with `member` as the first column.
 bind_members <- function(tables, member, class = character()) {
-  keep <- !vapply(tables, is.null, logical(1))
-  tables <- tables[keep]
-  member <- member[keep]
-  if (length(tables) == 0) return(NULL)
-  cols <- unique(unlist(lapply(tables, names)))
-  n <- vapply(tables, nrow, integer(1))
-  out <- lapply(cols, function(name) {
-    template <- NULL
-    for (t in tables) if (name %in% names(t)) { template <- t[[name]]; break }
-    parts <- lapply(tables, function(t) if (name %in% names(t)) t[[name]] else template[rep(NA_integer_, nrow(t))])
-    do.call(c, unname(parts))
-  })
-  names(out) <- cols
-  tibble::new_tibble(c(list(member = unlist(member, use.names = FALSE)), out), nrow = sum(n), class = class)
+  out <- bind_fill(lapply(seq_along(tables), function(i) {
+    t <- tables[[i]]
+    if (!is.null(t)) tibble::new_tibble(c(list(member = member[[i]]), as.list(t)), nrow = nrow(t))
+  }))
+  if (is.null(out)) return(NULL)
+  tibble::new_tibble(as.list(out), nrow = nrow(out), class = class)
 }
 
 # The member of each row of a screening's table, by its prompt x model x top_p.
-row_members <- function(t, ms) {
+row_members <- function(x, t, ms) {
   if (is.null(t)) return(NULL)
   keys <- vapply(ms, `[[`, character(1), "key")
   names <- vapply(ms, `[[`, character(1), "name")
-  names[match(ensemble_group_key(t), keys)]
+  names[match(member_keys(x, t), keys)]
+}
+
+# The member key of each row of a screening's table: its prompt x model x top_p, except in a
+# cascade, whose verdicts are one decision rule whichever stage (model) gave them.
+member_keys <- function(x, t) {
+  if (inherits(x, "llm_cascade")) rep("cascade", nrow(t)) else ensemble_group_key(t)
 }
 
 ensemble_object <- function(inputs, names, members, pos, combined, rule) {
@@ -406,7 +410,7 @@ ensemble_object <- function(inputs, names, members, pos, combined, rule) {
 
   table_of <- function(part) {
     tables <- lapply(seq_along(inputs), function(i) inputs[[i]][[part]])
-    member <- lapply(seq_along(inputs), function(i) row_members(tables[[i]], by_screening[[names[i]]]))
+    member <- lapply(seq_along(inputs), function(i) row_members(inputs[[i]], tables[[i]], by_screening[[names[i]]]))
     bind_members(tables, member, class = if (part == "answer_data") "llm_tbl" else character())
   }
   answer_data <- table_of("answer_data")
@@ -445,7 +449,8 @@ ensemble_object <- function(inputs, names, members, pos, combined, rule) {
     run_info = list(answered = nrow(answer_data %||% data.frame()), failed = nrow(error_data %||% data.frame()),
       elapsed_seconds = if (length(elapsed) > 0) sum(elapsed)),
     record_ids = attr(inputs[[1]], "record_ids"),
-    ensemble = list(rule = rule, cutoffs = combined$cutoffs, members = tibble::tibble(
+    ensemble = list(rule = rule, cutoffs = combined$cutoffs,
+      args = stats::setNames(lapply(inputs, function(x) attr(x, "arg_list")), names), members = tibble::tibble(
       member = member_names,
       screening = vapply(members, `[[`, character(1), "screening"),
       provider = vapply(members, `[[`, character(1), "provider"),
@@ -465,6 +470,7 @@ ensemble_prices <- function(inputs, names, by_screening) {
     t <- tables[[i]]
     if (is.null(t)) return(NULL)
     ms <- by_screening[[names[i]]]
+    if (inherits(inputs[[i]], "llm_cascade")) return(rep(ms[[1]]$name, nrow(t)))
     of <- vapply(ms, function(mb) paste(mb$promptid, mb$model, sep = "\r"), character(1))
     key <- paste(t$prompt, t$model, sep = "\r")
     vapply(key, function(k) paste(vapply(ms[of == k], `[[`, character(1), "name"), collapse = ", "), character(1),
@@ -496,7 +502,7 @@ print.llm_ensemble <- function(x, ...) {
       "{sum(r$final_decision_llm == 'Include')} Include, {sum(r$final_decision_llm == 'Check')} Check, {sum(r$final_decision_llm == 'Exclude')} Exclude.")
   }, character(1))
   n_failed <- nrow(x$error_data %||% data.frame())
-  cli::cli_text("{.strong Ensemble} ({.cls llm_ensemble}) of {nrow(mem)} screenings, rule {.val {ens$rule}}: {ensemble_rule_text(ens)}")
+  cli::cli_text("{.strong Ensemble} ({.cls llm_ensemble}) of {nrow(mem)} screenings, rule {.val {ens$rule}}: {ensemble_rule_text(ens)}.")
   cli::cli_bullets(c(
     stats::setNames(escape_cli(member_lines), rep("*", length(member_lines))),
     "*" = "{nrow(agg)} record{?s}; {nrow(rows)} request{?s} in all, {n_failed} failed{if (n_failed > 0) ' (see error_data; re-send them with screen_errors() on each screening and combine again)' else ''}.",
@@ -514,12 +520,12 @@ print.llm_ensemble <- function(x, ...) {
 
 ensemble_rule_text <- function(ens) {
   switch(ens$rule,
-    any = "Include when any member includes a record, Check when none does and one flags it, else Exclude.",
-    majority = "Include when more than half the members include a record, Exclude when more than half exclude it, else Check.",
-    all = "Include when every member includes a record, Exclude when any excludes it, else Check.",
+    any = "Include when any member includes a record, Check when none does and one flags it, else Exclude",
+    majority = "Include when more than half the members include a record, Exclude when more than half exclude it, else Check",
+    all = "Include when every member includes a record, Exclude when any excludes it, else Check",
     mean = paste0("the members' mean incl_p: Include at ", ens$cutoffs$upper, " or above",
       if (!isTRUE(all.equal(ens$cutoffs$lower, ens$cutoffs$upper))) paste0(", Check from ", ens$cutoffs$lower) else "",
-      ", else Exclude.")
+      ", else Exclude")
   )
 }
 
@@ -571,7 +577,7 @@ summary.llm_ensemble <- function(object, ...) {
 #' @export
 print.llm_ensemble_summary <- function(x, ...) {
   ens <- attr(x, "ensemble")
-  cli::cli_text("{.strong Ensemble summary} ({.cls llm_ensemble_summary}) of {nrow(ens$members)} members, rule {.val {ens$rule}}: {ensemble_rule_text(ens)}")
+  cli::cli_text("{.strong Ensemble summary} ({.cls llm_ensemble_summary}) of {nrow(ens$members)} members, rule {.val {ens$rule}}: {ensemble_rule_text(ens)}.")
   lines <- vapply(seq_len(nrow(x)), function(i) {
     g <- x[i, , drop = FALSE]
     top_p <- ens$members$top_p[match(g$member, ens$members$member)]

@@ -137,6 +137,14 @@ test_that("an ensemble goes through the analyzer, the threshold sweep, the repor
   missed <- sum(human == 1 & agg$final_decision_llm_num == 0)
   expect_match(html, paste0("Missed includes <span class=\"count\">", missed, "</span>"), fixed = TRUE)
 
+  # The methods text (also in the report) names the screenings and the rule.
+  methods <- format(screen_methods(ens), "text")
+  expect_match(methods, "records were screened on [0-9-]+ by 3 screenings")
+  expect_match(methods, "with gpt-6-luna \\(answering as [^)]*\\) through the OpenAI Chat Completions interface")
+  expect_match(methods, "rule \"any\": Include when any member includes a record", fixed = TRUE)
+  expect_match(methods, paste0("The ensemble included ", sum(agg$final_decision_llm == "Include"), " records"), fixed = TRUE)
+  expect_match(html, "by 3 screenings", fixed = TRUE)
+
   csv <- tempfile(fileext = ".csv")
   write_refs(ens, csv)
   back <- read_refs(csv)
@@ -150,22 +158,14 @@ test_that("an ensemble goes through the analyzer, the threshold sweep, the repor
 
   # The review app: the ensemble's Check records are its check queue, and a decision made on the
   # page comes back as a human decision on the ensemble's rows.
-  app <- suppressMessages(screen_review(ens, human_decision = human_code, reviewer = "ann", open = FALSE, wait = FALSE))
-  withr::defer(app$stop())
-  api <- function(path, body = NULL) {
-    req <- httr2::req_options(httr2::request(paste0(sub("/\\?.*$", "", app$url), path)), noproxy = "*")
-    req <- httr2::req_headers(req, "X-Tabscreen-Token" = sub(".*[?&]token=([0-9a-f]+).*", "\\1", app$url))
-    if (!is.null(body)) req <- httr2::req_body_json(req, body)
-    httr2::resp_body_json(httr2::req_perform(req), simplifyVector = FALSE)
-  }
-  items <- api("/api/state")$page$items
-  expect_length(items, 20)
-  check <- vapply(items, function(i) "check" %in% unlist(i$queues), logical(1))
-  expect_setequal(vapply(items, `[[`, "", "studyid")[check], as.character(agg$studyid[agg$final_decision_llm == "Check"]))
+  app <- local_review(ens, human_decision = human_code, reviewer = "ann")
+  st <- review_state(app)
+  expect_length(st$items, 20)
+  check <- vapply(st$queues, function(q) "check" %in% q, logical(1))
+  expect_setequal(st$studyid[check], as.character(agg$studyid[agg$final_decision_llm == "Check"]))
   # The longest of the members' explanations, after its member's name.
-  expect_match(unlist(lapply(items, function(i) i$explanations[[1]]$text))[1], "^[abc]: ")
-  api("/api/decide", list(studyid = items[[1]]$studyid, group = items[[1]]$group, reviewer = "ann",
-    decision = "Include", note = "", seconds = 2, queue = "all"))
+  expect_match(unlist(lapply(st$items, function(i) i$explanations[[1]]$text))[1], "^[abc]: ")
+  decide(app, st$studyid[1], "Include", group = st$items_group[1])
   merged <- screen_review_merge(ens, reviewer = "ann")
   expect_equal(merged$answer_data_aggregated$human_review, c(1L, rep(NA_integer_, 19)))
 })
@@ -213,6 +213,32 @@ test_that("the top_p values of one screening are members that share its price ro
   v2 <- m$final_decision_llm[m$member == "a.2"]
   expect_true(all(c(v1, v2) %in% c("Include", "Exclude")))
   expect_equal(ens$answer_data_aggregated$final_decision_llm, ifelse(v1 == v2, v1, "Check"))
+})
+
+test_that("a cascade is one member, whichever stage gave its verdicts", {
+  fake <- local_fake_provider(seed = 11, tendency = TRUE)
+  recs <- ensemble_records()
+  cas <- suppressMessages(screen_cascade(
+    first = list(tabscreen_c, model = "ministral-8b-latest", reps = 3, incl_cutoff_upper = 0.6, incl_cutoff_lower = 0.3),
+    second = list(tabscreen_c, model = "mistral-large-latest"),
+    recs, prompt = test_prompt, studyid = studyid, title = title, abstract = abstract,
+    api_url = fake$url_c, api_key = "sk-test-ensemble", progress = FALSE))
+  a <- screen_with("tabscreen_a.tools", fake$url, data = recs, reps = 3, api_key = "sk-test-ensemble")
+  ens <- screen_ensemble(cascade = cas, a = a, rule = "all")
+  members <- attr(ens, "ensemble")$members
+  expect_equal(members$member, c("cascade", "a"))
+  expect_equal(members$model[1], "ministral-8b-latest > mistral-large-latest")
+  m <- ens$member_data_aggregated
+  expect_equal(m$final_decision_llm[m$member == "cascade"], cas$answer_data_aggregated$final_decision_llm)
+  rank <- function(v) match(v, c("Exclude", "Check", "Include"))
+  expect_equal(rank(ens$answer_data_aggregated$final_decision_llm),
+    pmin(rank(cas$answer_data_aggregated$final_decision_llm), rank(a$answer_data_aggregated$final_decision_llm)))
+  expect_equal(nrow(ens$answer_data), nrow(cas$answer_data) + nrow(a$answer_data))
+  expect_equal(sum(ens$answer_data$member == "cascade"), nrow(cas$answer_data))
+  expect_equal(ens$price_dollar, cas$price_dollar + a$price_dollar)
+  expect_equal(unique(ens$price_data$member), c("cascade", "a"))
+  expect_match(format(screen_methods(ens), "text"), "the Mistral chat completions interface", fixed = TRUE)
+  expect_true(file.exists(screen_report(ens, human_code, open = FALSE)))
 })
 
 test_that("bad arguments are refused before anything is combined, naming the argument", {
