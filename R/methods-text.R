@@ -83,14 +83,14 @@ methods_facts <- function(x, reviewer, store, conf_level) {
   answers <- x$answer_data
   errors <- x$error_data
   stage_of <- function(t, s) if (is.null(cascade) || is.null(t)) t else t[t$stage == s, , drop = FALSE]
-  stages <- lapply(seq_along(parts), function(s) {
-    args <- attr(parts[[s]], "arg_list")
-    a <- stage_of(answers, s)
-    list(provider = args$provider, url = args$api_url, model = unique(c(args$model)), reps = args$reps,
-      submodels = sort(unique(stats::na.omit(as.character(a$submodel)))),
-      cutoffs = if (any(args$reps > 1)) effective_cutoffs(args$incl_cutoff_upper, args$incl_cutoff_lower),
-      adaptive = args$run_options$adaptive, batch = !is.null(args$run_options$batch))
-  })
+  stages <- lapply(seq_along(parts), function(s) methods_stage(attr(parts[[s]], "arg_list"), stage_of(answers, s)))
+  # An ensemble's screenings are its stages, each with the answers of its members.
+  ensemble <- attr(x, "ensemble")
+  if (!is.null(ensemble)) {
+    stages <- lapply(names(ensemble$args), function(s) {
+      methods_stage(ensemble$args[[s]], answers[answers$member %in% ensemble$members$member[ensemble$members$screening == s], ])
+    })
+  }
   agg <- x$answer_data_aggregated
   verdict <- if (!is.null(agg)) as.character(agg$final_decision_llm) else {
     ifelse(is.na(answers$decision_binary), "Check", ifelse(answers$decision_binary %in% 1L, "Include", "Exclude"))
@@ -104,7 +104,7 @@ methods_facts <- function(x, reviewer, store, conf_level) {
     tabscreen_error_review_audit = function(e) NULL)
   tokens <- function(col) sum(c(answers[[col]], errors[[col]]), na.rm = TRUE)
   list(
-    stages = stages, cascade = attr(x, "run_info")$cascade, band = attr(x, "arg_list")$band,
+    stages = stages, cascade = attr(x, "run_info")$cascade, band = attr(x, "arg_list")$band, ensemble = ensemble,
     records = length(unique(answers$studyid %||% agg$studyid)) + length(setdiff(errors$studyid, answers$studyid)),
     verdicts = table(factor(verdict, levels = c("Include", "Exclude", "Check"))),
     dates = if (length(dates)) range(dates) else NULL,
@@ -117,9 +117,19 @@ methods_facts <- function(x, reviewer, store, conf_level) {
   )
 }
 
+# What the text says of one screening: its provider, models, repetitions, cut-offs and the versions
+# that answered (`a`: its answers).
+methods_stage <- function(args, a) {
+  list(provider = args$provider, url = args$api_url, model = unique(c(args$model)), reps = args$reps,
+    submodels = sort(unique(stats::na.omit(as.character(a$submodel)))),
+    cutoffs = if (any(args$reps > 1)) effective_cutoffs(args$incl_cutoff_upper, args$incl_cutoff_lower),
+    adaptive = args$run_options$adaptive, batch = !is.null(args$run_options$batch))
+}
+
+# A cascade of two providers (an ensemble's member) names both.
 methods_protocol <- function(provider) {
-  c(a = "the OpenAI Chat Completions interface", b = "the Anthropic Messages interface",
-    c = "the Mistral chat completions interface")[[provider]]
+  paste(unname(c(a = "the OpenAI Chat Completions interface", b = "the Anthropic Messages interface",
+    c = "the Mistral chat completions interface")[provider]), collapse = " and ")
 }
 
 methods_number <- function(n) format(n, big.mark = ",", scientific = FALSE, trim = TRUE)
@@ -149,6 +159,7 @@ methods_rule <- function(st) {
 }
 
 methods_screening <- function(f) {
+  if (!is.null(f$ensemble)) return(methods_ensemble(f))
   first <- f$stages[[1]]
   when <- if (is.null(f$dates)) "" else if (f$dates[1] == f$dates[2]) paste0(" on ", f$dates[1]) else
     paste0(" between ", f$dates[1], " and ", f$dates[2])
@@ -170,9 +181,25 @@ methods_screening <- function(f) {
   s
 }
 
+# An ensemble's screenings, one sentence each, and how their verdicts were combined.
+methods_ensemble <- function(f) {
+  when <- if (is.null(f$dates)) "" else if (f$dates[1] == f$dates[2]) paste0(" on ", f$dates[1]) else
+    paste0(" between ", f$dates[1], " and ", f$dates[2])
+  each <- vapply(f$stages, function(st) {
+    reps <- unique(st$reps)
+    paste0(methods_model(st), ", ", if (all(reps == 1)) "once" else paste(paste(reps, collapse = " or "), "times"),
+      " (", methods_rule(st), ")")
+  }, character(1))
+  prompts <- if (length(f$prompts) == 1) "the prompt in the appendix" else paste("the", length(f$prompts), "prompts in the appendix")
+  paste0("Titles and abstracts of ", methods_number(f$records), " records were screened", when, " by ", length(each),
+    " screenings, using the R package tabscreen (version ", f$version, ") with ", prompts, ": with ",
+    paste(each, collapse = "; and with "), ". Their verdicts were combined into one per record (rule \"",
+    f$ensemble$rule, "\": ", ensemble_rule_text(f$ensemble), ").")
+}
+
 methods_doubtful <- function(f) {
   v <- f$verdicts
-  out <- paste0("The ", if (is.null(f$cascade)) "model" else "screening", " included ", methods_number(v[["Include"]]),
+  out <- paste0("The ", if (!is.null(f$ensemble)) "ensemble" else if (is.null(f$cascade)) "model" else "screening", " included ", methods_number(v[["Include"]]),
     " records, excluded ", methods_number(v[["Exclude"]]), " and flagged ", methods_number(v[["Check"]]), " for checking",
     if (f$failed > 0) paste0(" (", methods_number(f$failed), " requests failed for good)") else "", ".")
   if (!is.null(f$cascade)) {

@@ -561,6 +561,8 @@ ref_column_order <- function(names, source_col) {
 #'   With `reps = 1` it gives the raw decision (`decision_llm = 1.1`) in place of `incl_p`, and
 #'   for a failed request `no answer (the request failed)`. The submodel is named when it
 #'   differs from the model, `top_p` where the provider has it.
+#'   For an ensemble ([screen_ensemble()]) the note ends with each member's verdict
+#'   (`members a: Include (0.67); b: Exclude (0.00)`) before the run date.
 #'
 #' Keywords and notes are the two fields that every tool imports and keeps: Zotero turns
 #' keywords into tags (filter the library by the tag `tabscreen: Include`) and notes into child
@@ -686,7 +688,8 @@ llm_references <- function(x, call) {
   ids <- attr(x, "record_ids") %||% unique(rows$studyid)
   ids <- ids[ids %in% rows$studyid]
   first <- match(ids, rows$studyid)
-  screening_cols <- c(setdiff(result_column_names(), c("title", "abstract")), "tabscreen_decision", "tabscreen_note")
+  screening_cols <- c(setdiff(result_column_names(), c("title", "abstract")), "tabscreen_decision", "tabscreen_note",
+    "member_decisions")
   keep <- setdiff(names(rows), screening_cols)
   refs <- tibble::as_tibble(as.list(rows[first, , drop = FALSE])[keep])
   front <- c("title", intersect("abstract", keep))
@@ -722,6 +725,7 @@ llm_references <- function(x, call) {
     paste0(rows$model, " (", submodel, ")"))
   note <- paste0(tabscreen_prefix, decision, label, "; ", detail, "; prompt ", rows$promptid, "; model ", model,
     if (has_top_p) paste0("; top_p ", format_number(top_p)) else "",
+    if (!is.null(rows[["member_decisions"]])) paste0("; members ", rows[["member_decisions"]]) else "",
     if (!is.null(x$run_date)) paste0("; run ", x$run_date) else "")
   record <- match(rows$studyid, ids)
   ok <- !is.na(record)

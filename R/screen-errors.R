@@ -69,6 +69,11 @@ screen_errors <- function(object, api_key = NULL, max_tries = NULL, max_seconds 
   }
   args <- attr(object, "arg_list")
   if (is.null(args$run_options)) {
+    if (inherits(object, "llm_ensemble")) {
+      abort_arg(c("{.arg object} is an ensemble of screenings; {.fn screen_errors} re-sends the requests of one screening.",
+        "i" = "Call {.fn screen_errors} on each screening that has failures, then {.fn screen_ensemble} on the repaired screenings."),
+        class = "tabscreen_error_object", arg = "object", call = call)
+    }
     abort_arg(c("{.arg object} has no record of the arguments of its screening (attribute {.field arg_list}).",
       "i" = "Re-screening needs a result made by this package's screening functions."),
       class = "tabscreen_error_object", arg = "object", call = call)

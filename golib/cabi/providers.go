@@ -63,6 +63,14 @@ type settingsRequest struct {
 type cutoffsRequest struct {
 	Upper *float64 `json:"incl_cutoff_upper"`
 	Lower *float64 `json:"incl_cutoff_lower"`
+	// InclP: inclusion probabilities to label under these cut-offs (null for none).
+	InclP []*float64 `json:"incl_p"`
+}
+
+// labelsAnswer is the final decision of each probability of cutoffsRequest.InclP.
+type labelsAnswer struct {
+	Final    []string `json:"final_decision_llm"`
+	FinalNum []int32  `json:"final_decision_llm_num"`
 }
 
 type holdingRequest struct {
@@ -90,6 +98,7 @@ type planAnswer struct {
 	SettingsError *provider.ArgError              `json:"settings_error,omitempty"`
 	Estimate      map[string][]screen.EstimateRow `json:"estimate,omitempty"`
 	Cutoffs       *screen.Cutoffs                 `json:"cutoffs,omitempty"`
+	Labels        *labelsAnswer                   `json:"labels,omitempty"`
 	Holding       *store.Holding                  `json:"holding,omitempty"`
 }
 
@@ -122,6 +131,10 @@ func TsPlan(request *C.char, in unsafe.Pointer, inLen C.size_t, doc **C.char) (s
 	if req.Cutoffs != nil {
 		c := screen.EffectiveCutoffs(req.Cutoffs.Upper, req.Cutoffs.Lower)
 		ans.Cutoffs = &c
+		if req.Cutoffs.InclP != nil {
+			final, num := c.Labels(req.Cutoffs.InclP)
+			ans.Labels = &labelsAnswer{Final: final, FinalNum: num}
+		}
 	}
 	var d provider.Descriptor
 	var settings []provider.ModelSettings

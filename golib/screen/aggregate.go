@@ -84,6 +84,21 @@ func (c Cutoffs) Label(inclP float64, known bool) (string, int32) {
 	}
 }
 
+// Labels maps inclusion probabilities to final decisions as Label does, nil for a missing one:
+// the rule R applies to probabilities the engine did not aggregate (an ensemble's mean incl_p).
+func (c Cutoffs) Labels(inclP []*float64) ([]string, []int32) {
+	labels := make([]string, len(inclP))
+	nums := make([]int32, len(inclP))
+	for i, p := range inclP {
+		if p == nil {
+			labels[i], nums[i] = c.Label(0, false)
+		} else {
+			labels[i], nums[i] = c.Label(*p, true)
+		}
+	}
+	return labels, nums
+}
+
 type groupKey struct {
 	record, prompt int32
 	model          string

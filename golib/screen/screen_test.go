@@ -183,6 +183,32 @@ func TestAggregateEdgeCases(t *testing.T) {
 	}
 }
 
+// Labels gives each probability the verdict the aggregation gives a group with that incl_p, and a
+// missing one the verdict of a group without answers.
+func TestLabelsAgreeWithAggregate(t *testing.T) {
+	c := EffectiveCutoffs(f(0.5), f(0.2))
+	in := []*float64{f(0), f(0.2), f(1.0 / 3), f(0.5), f(1), nil, f(0.5 - 1e-12)}
+	final, num := c.Labels(in)
+	want := []string{"Exclude", "Check", "Check", "Include", "Include", "Check", "Include"}
+	wantNum := []int32{0, 1, 1, 1, 1, 1, 1}
+	for i := range in {
+		if final[i] != want[i] || num[i] != wantNum[i] {
+			t.Errorf("incl_p %v: got %s/%d, want %s/%d", in[i], final[i], num[i], want[i], wantNum[i])
+		}
+	}
+	for k := 0; k <= 10; k++ {
+		agg := Aggregate(reps(k, 10-k, 0), c)[0]
+		p := float64(k) / 10
+		l, n := c.Labels([]*float64{&p})
+		if l[0] != agg.Final || n[0] != agg.FinalNum {
+			t.Errorf("%d of 10: Labels %s/%d, Aggregate %s/%d", k, l[0], n[0], agg.Final, agg.FinalNum)
+		}
+	}
+	if l, n := c.Labels(nil); len(l) != 0 || len(n) != 0 {
+		t.Errorf("no probabilities: got %v %v", l, n)
+	}
+}
+
 func TestAggregateOneRowPerGroupWithMixedSubmodels(t *testing.T) {
 	a := reps(2, 2, 1)
 	a[1].Submodel = "m-2"
