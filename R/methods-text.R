@@ -146,6 +146,15 @@ methods_model <- function(st) {
     if (isTRUE(st$batch)) ", as batch requests" else "")
 }
 
+# How often a record was asked: "3 times", or per model when the models differ
+# ("by gpt-6-luna 3 times and by gpt-6.1-terra once").
+methods_asked <- function(st) {
+  if (is.null(st$reps)) return("in a cascade, the second model only for the records the first left doubtful")
+  reps <- rep_len(st$reps, length(st$model))
+  times <- ifelse(reps == 1, "once", paste(reps, "times"))
+  if (length(unique(times)) == 1) times[1] else paste("by", st$model, times, collapse = " and ")
+}
+
 methods_rule <- function(st) {
   if (is.null(st$cutoffs) || all(st$reps <= 1)) {
     return("a record was included when the model included it (an answer marked uncertain counted as an include)")
@@ -163,8 +172,7 @@ methods_screening <- function(f) {
   first <- f$stages[[1]]
   when <- if (is.null(f$dates)) "" else if (f$dates[1] == f$dates[2]) paste0(" on ", f$dates[1]) else
     paste0(" between ", f$dates[1], " and ", f$dates[2])
-  reps <- unique(first$reps)
-  asked <- if (all(reps == 1)) "once" else paste(paste(reps, collapse = " or "), "times")
+  asked <- methods_asked(first)
   prompts <- if (length(f$prompts) == 1) "the prompt in the appendix" else paste("each of the", length(f$prompts), "prompts in the appendix")
   s <- paste0("Titles and abstracts of ", methods_number(f$records), " records were screened", when, " with the large language model ",
     methods_model(first), ", using the R package tabscreen (version ", f$version, "). Each record was screened ", asked,
@@ -186,14 +194,13 @@ methods_ensemble <- function(f) {
   when <- if (is.null(f$dates)) "" else if (f$dates[1] == f$dates[2]) paste0(" on ", f$dates[1]) else
     paste0(" between ", f$dates[1], " and ", f$dates[2])
   each <- vapply(f$stages, function(st) {
-    reps <- unique(st$reps)
-    paste0(methods_model(st), ", ", if (all(reps == 1)) "once" else paste(paste(reps, collapse = " or "), "times"),
-      " (", methods_rule(st), ")")
+    paste0("With ", methods_model(st), ", each record was screened ", methods_asked(st), ", and ", methods_rule(st), ".")
   }, character(1))
+  members <- nrow(f$ensemble$members)
   prompts <- if (length(f$prompts) == 1) "the prompt in the appendix" else paste("the", length(f$prompts), "prompts in the appendix")
-  paste0("Titles and abstracts of ", methods_number(f$records), " records were screened", when, " by ", length(each),
-    " screenings, using the R package tabscreen (version ", f$version, ") with ", prompts, ": with ",
-    paste(each, collapse = "; and with "), ". Their verdicts were combined into one per record (rule \"",
+  paste0("Titles and abstracts of ", methods_number(f$records), " records were screened", when, " by an ensemble of ", members,
+    " screenings (each a model with a prompt), using the R package tabscreen (version ", f$version, ") with ", prompts, ". ",
+    paste(each, collapse = " "), " The ", members, " verdicts of each record were combined into one (rule \"",
     f$ensemble$rule, "\": ", ensemble_rule_text(f$ensemble), ").")
 }
 

@@ -139,11 +139,11 @@ test_that("an ensemble goes through the analyzer, the threshold sweep, the repor
 
   # The methods text (also in the report) names the screenings and the rule.
   methods <- format(screen_methods(ens), "text")
-  expect_match(methods, "records were screened on [0-9-]+ by 3 screenings")
-  expect_match(methods, "with gpt-6-luna \\(answering as [^)]*\\) through the OpenAI Chat Completions interface")
+  expect_match(methods, "records were screened on [0-9-]+ by an ensemble of 3 screenings")
+  expect_match(methods, "With gpt-6-luna \\(answering as [^)]*\\) through the OpenAI Chat Completions interface")
   expect_match(methods, "rule \"any\": Include when any member includes a record", fixed = TRUE)
   expect_match(methods, paste0("The ensemble included ", sum(agg$final_decision_llm == "Include"), " records"), fixed = TRUE)
-  expect_match(html, "by 3 screenings", fixed = TRUE)
+  expect_match(html, "by an ensemble of 3 screenings", fixed = TRUE)
 
   csv <- tempfile(fileext = ".csv")
   write_refs(ens, csv)
