@@ -97,7 +97,7 @@ var csvAliases = []struct {
 	{"year", []string{"year", "py", "publication year", "published year", "publication_year", "year published"}},
 	{"journal", []string{"journal", "source title", "journal title", "publication title", "journal/book", "jo", "so", "publication", "source"}},
 	{"doi", []string{"doi", "do", "di"}},
-	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "medline pmid", "pm"}},
+	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "medline pmid", "pm", "ids.pmid"}},
 	{"keywords", []string{"keywords", "author keywords", "kw", "de"}},
 	{"type", []string{"type", "ty", "type_of_reference", "reference type"}},
 	{"database_id", []string{"database_id"}},
