@@ -43,24 +43,30 @@ type dedupRec struct {
 // records are the same when
 //
 //   - "doi": their DOIs are equal (after the resolver prefix, case and %-escapes) and their titles
-//     are alike, since one supplement's DOI can stand for many conference abstracts;
-//   - "pmid": their PubMed ids are equal;
-//   - "title": their titles, folded (case, punctuation, HTML, diacritics, a leading article), are
-//     equal or nearly so (at most one character in twenty differs, or one is the other's title
-//     without its subtitle), the first authors' family names agree and the years are at most one
-//     apart (an online-first year and the issue's year);
-//   - "citation": the same journal, volume, first page, year and first author (an article
-//     exported with its original title by one database and translated by another);
+//     are alike (similar, one without its subtitle, or a translation at the same first page by
+//     the same first author), since one supplement's DOI can stand for many conference abstracts;
+//   - "pmid": their PubMed ids are equal (and the titles alike when volumes, issues or pages
+//     disagree);
+//   - "title": their titles, folded (case, punctuation, HTML, diacritics, a leading article, the
+//     brackets of a translated title), are equal or nearly so (at most one character in twenty
+//     differs, or one is the other's title without its subtitle), the first authors' family names
+//     agree and the years are at most one apart (an online-first year and the issue's year);
+//   - "citation": the same journal, volume, page range, year and first author (an article
+//     exported with its original title by one database and translated by another), never for a
+//     record on one page or typed as a conference abstract;
 //
-// and none of these says otherwise: two different PubMed ids, DOIs, first pages or volumes (when
-// written as plain numbers), or years two or more apart; for titles also two journals whose names
-// cannot be one journal's (a conference abstract and its article), unless the pages agree. Groups are the connected records; each keeps its most complete record
-// (the most filled fields, then the longest abstract, then the first).
+// and none of these says otherwise: two different PubMed ids or DOIs, years two or more apart,
+// first pages that cannot be one record's (see pagesAgree), or, unless a DOI or PubMed id agrees,
+// volumes or issues that differ (when written as plain numbers); for titles also two journals
+// whose names cannot be one journal's (a conference abstract and its article), unless the pages
+// agree. Groups are the connected records; each keeps its most complete record (the most filled
+// fields, then the longest abstract, then the first).
 //
 // t has the columns of read_refs() that matching uses (title; year, authors, doi, pmid, journal,
-// volume, start_page when present) and two integers, filled and abstract_chars, that rank
-// completeness. The result has one row per record: group (1-based, numbered by first record),
-// kept, and match (the rules that linked the record, for records in a group).
+// volume, issue, start_page, end_page, type when present) and two integers, filled and
+// abstract_chars, that rank completeness. The result has one row per record: group (1-based,
+// numbered by first record), kept, and match (the rules that linked the record, for records in a
+// group).
 func Dedup(t *arrowio.Table, opt DedupOptions) (*arrowio.Table, *DedupSummary, error) {
 	recs, err := dedupRecords(t)
 	if err != nil {
@@ -303,9 +309,11 @@ func comparePair(a, b *dedupRec, rules map[string]bool) pairFacts {
 	f.yearsApart = a.hasYear && b.hasYear && (a.year-b.year > 1 || b.year-a.year > 1)
 	f.pagesDiffer = !pagesAgree(a.pages, b.pages)
 	f.issueDiffer = a.volume != "" && b.volume != "" && a.volume != b.volume || a.issue != "" && b.issue != "" && a.issue != b.issue
-	// One first page and volume, or one page range when an export garbled the volume.
+	// One first page and volume, or one page range when an export garbled the volume, or one
+	// article number.
 	f.samePlace = a.page != "" && a.page == b.page && (a.volume != "" && a.volume == b.volume ||
-		a.pages.end != "" && a.pages.end != a.page && a.pages.end == b.pages.end)
+		a.pages.end != "" && a.pages.end != a.page && a.pages.end == b.pages.end) ||
+		a.pages.article != "" && a.pages.article == b.pages.article
 	f.sameYear = a.hasYear && b.hasYear && a.year == b.year
 	return f
 }
@@ -323,7 +331,9 @@ func sameRecord(a, b *dedupRec, rules map[string]bool) string {
 		// One identifier: volumes and issues that disagree are an export's mistakes ("213(5)" and
 		// "212(11)", a Cochrane review's "9" and "2020(9)"), as long as the titles are alike.
 		// Pages still tell a supplement's abstracts apart, which can share its DOI.
-		if (f.idAgrees == "pmid" || !f.pagesDiffer) && titlesAlike(a, b) {
+		// A PubMed id is one article's: alone it is enough.
+		if f.idAgrees == "pmid" && (!f.pagesDiffer && !f.issueDiffer || titlesAlike(a, b)) ||
+			f.idAgrees == "doi" && !f.pagesDiffer && titlesAlike(a, b) {
 			return f.idAgrees
 		}
 		return ""

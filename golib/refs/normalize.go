@@ -273,6 +273,9 @@ type pageSpan struct {
 	// An article number ("e0209483", "CD006273", "106482") or a page count ("1-6", "11"): it does
 	// not say where in the volume the record is, so it tells no record from another.
 	number bool
+	// The article number itself ("cd6273"), when it is long enough to name one article of a
+	// journal.
+	article string
 }
 
 // The letters of article numbers (PLoS's "e0209483", BMJ's "a1754", the Cochrane Library's
@@ -316,6 +319,9 @@ func parsePages(pages, endPage string) pageSpan {
 			p.end = expandEnd(m[2], e[2])
 		}
 		p.number = end == "" && (articlePrefix[strings.ToLower(m[1])] || len(m[2]) >= 5) || m[2] == "1" && p.end != "" && p.end != "1"
+		if p.number && end == "" && len(m[2]) >= 4 {
+			p.article = strings.ToLower(m[1]) + m[2]
+		}
 	}
 	if p.end == "" && len(p.starts) > 0 {
 		if e := cleanPage.FindStringSubmatch(strings.TrimSpace(endPage)); e != nil {
@@ -357,7 +363,17 @@ func pagesAgree(a, b pageSpan) bool {
 			return true
 		}
 	}
+	if a.end != "" && b.end != "" {
+		// Ranges that overlap: one export's pages are off (a typo, a supplement's pages); two
+		// articles of one issue never share a page range.
+		return pageNumber(a.starts[0]) <= pageNumber(b.end) && pageNumber(b.starts[0]) <= pageNumber(a.end)
+	}
 	return a.end == "" && a.starts[0] == b.end || b.end == "" && b.starts[0] == a.end
+}
+
+func pageNumber(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // onePage: the record is on a single page, as a conference abstract is.
