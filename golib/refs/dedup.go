@@ -30,7 +30,7 @@ type dedupRec struct {
 	words               int
 	year                int32
 	hasYear             bool
-	surname             string
+	surname, particle   string // the first author's family name; with a particle cut off before it
 	doi, pmid           string
 	pages               pageSpan
 	page, volume, issue string
@@ -193,7 +193,7 @@ func dedupRecords(t *arrowio.Table) ([]dedupRec, error) {
 		r.main = mainTitle(title(i))
 		r.prefix = prefixKey(r.title)
 		r.year, r.hasYear = year(i)
-		r.surname = firstSurname(authors(i))
+		r.surname, r.particle = firstSurname(authors(i))
 		r.doi = normDOI(doi(i))
 		r.pmid = firstNumber(pmid(i))
 		r.pages = parsePages(page(i), endPage(i))
@@ -349,7 +349,7 @@ func sameRecord(a, b *dedupRec, rules map[string]bool) string {
 	if rule := sameTitle(a, b, f.samePlace, f.sameYear); rule != "" && rules["title"] {
 		return rule
 	}
-	if rules["citation"] && f.samePlace && f.sameYear && a.surname != "" && a.surname == b.surname && journalsAgree(a.journal, b.journal) &&
+	if rules["citation"] && f.samePlace && f.sameYear && a.surname != "" && b.surname != "" && sameAuthor(a, b) && journalsAgree(a.journal, b.journal) &&
 		citationEnough(a, b) {
 		// One article in two languages (an original title and its translation).
 		return "citation"
@@ -367,7 +367,7 @@ func titlesAlike(a, b *dedupRec) bool {
 		strings.HasPrefix(a.title, b.title+" ") || strings.HasPrefix(b.title, a.title+" ") {
 		return true
 	}
-	return a.page != "" && a.page == b.page && a.surname != "" && surnamesAgree(a.surname, b.surname)
+	return a.page != "" && a.page == b.page && a.surname != "" && sameAuthor(a, b)
 }
 
 // citationEnough: the same place and first author are one record only for full articles with
@@ -390,7 +390,7 @@ func sameTitle(a, b *dedupRec, samePlace, sameYear bool) string {
 		// published in several journals, are different records.
 		return ""
 	}
-	if !surnamesAgree(a.surname, b.surname) {
+	if !sameAuthor(a, b) {
 		// Author lists garbled in one export (names swapped, a group as first author): the same
 		// long title in the same journal and year is still one record.
 		if a.title == b.title && a.words >= 6 && sameYear && (samePlace || a.journal != "" && b.journal != "") {
@@ -434,6 +434,13 @@ func surnamesAgree(a, b string) bool {
 		return true
 	}
 	return len(ca) >= 4 && len(cb) >= 4 && (strings.Contains(ca, cb) || strings.Contains(cb, ca))
+}
+
+// sameAuthor: the first authors' family names agree, in the form each export wrote or with a
+// particle an export cut off.
+func sameAuthor(a, b *dedupRec) bool {
+	return surnamesAgree(a.surname, b.surname) || a.particle != "" && surnamesAgree(a.particle, b.surname) ||
+		b.particle != "" && surnamesAgree(a.surname, b.particle)
 }
 
 // titleSimilarity is 1 - edit distance / the longer length, computed only as far as needed to know

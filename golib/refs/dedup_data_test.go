@@ -207,7 +207,7 @@ func showErrors(t *testing.T, recs []map[string]string, pred, truth []string) {
 		if len(j) > 20 {
 			j = j[:20]
 		}
-		return r["record_key"] + ": " + title + " | " + r["year"] + " | " + a + " | " + j + " | " + r["doi"] + " | " + r["pages"] + " | " + r["volume"] + "(" + r["issue"] + ") || " + normTitle(r["title"]) + " | " + firstSurname(r["author"]) + " | " + foldText(r["journal"])
+		return r["record_key"] + ": " + title + " | " + r["year"] + " | " + a + " | " + j + " | " + r["doi"] + " | " + r["pages"] + " | " + r["volume"] + "(" + r["issue"] + ") || " + normTitle(r["title"]) + " | " + surnameOf(r["author"]) + " | " + foldText(r["journal"])
 	}
 	for i := range recs {
 		for j := i + 1; j < len(recs); j++ {
@@ -219,4 +219,9 @@ func showErrors(t *testing.T, recs []map[string]string, pred, truth []string) {
 			}
 		}
 	}
+}
+
+func surnameOf(authors string) string {
+	s, _ := firstSurname(authors)
+	return s
 }

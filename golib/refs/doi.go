@@ -114,9 +114,11 @@ func allDigits(s string) bool {
 
 func fromPubMed(db string) bool { return db != "" && pubmedDB.MatchString(db) }
 
+// fromEmbase: a record Embase exported, its own ("Embase") or one it shares with MEDLINE (then
+// named "Medline" alone).
 func fromEmbase(dbs []string) bool {
 	for _, db := range dbs {
-		if strings.Contains(strings.ToLower(db), "embase") {
+		if strings.Contains(strings.ToLower(db), "embase") || fromPubMed(db) {
 			return true
 		}
 	}

@@ -143,9 +143,11 @@ func firstNumber(s string) string {
 
 // firstSurname is the family name of the first author, folded, in the forms exports write: "Smith,
 // John" and "Smith, J" (RIS, MEDLINE's FAU), "Smith J" and "Smith JA" (MEDLINE's AU, Embase),
-// "John Smith", "Smith, J and Jones, K" (BibTeX), "Smith J.Jones K." (EndNote's glued lists). A
-// particle cut off before the comma ("Le, Quintrec M.", "del, Pino M") keeps the name after it.
-func firstSurname(authors string) string {
+// "John Smith", "Smith, J and Jones, K" (BibTeX), "Smith J.Jones K." (EndNote's glued lists).
+// When the name before the comma is a particle ("Le, Quintrec M.", "del, Pino M": the rest of the
+// name cut off by an export), withParticle is it with the word after the comma; the particle
+// alone may also be a family name ("Du, Shu-Fang").
+func firstSurname(authors string) (surname, withParticle string) {
 	a := authors
 	for _, sep := range []string{"; ", " and ", ";"} {
 		if i := strings.Index(a, sep); i > 0 {
@@ -156,23 +158,23 @@ func firstSurname(authors string) string {
 		name := foldText(a[:i])
 		if nameParticles[name] {
 			if rest := strings.Fields(foldText(a[i+1:])); len(rest) > 0 && len(rest[0]) > 1 {
-				return name + " " + rest[0]
+				return name, name + " " + rest[0]
 			}
 		}
-		return name
+		return name, ""
 	}
 	words := strings.Fields(a)
 	if len(words) == 0 {
-		return ""
+		return "", ""
 	}
 	var name []string
 	for k, w := range words {
 		if k > 0 && isInitials(w) {
-			return foldText(strings.Join(name, " "))
+			return foldText(strings.Join(name, " ")), ""
 		}
 		name = append(name, w)
 	}
-	return foldText(words[len(words)-1])
+	return foldText(words[len(words)-1]), ""
 }
 
 // nameParticles begin family names ("Le Quintrec", "van der Berg", "del Pino").

@@ -80,8 +80,9 @@ func TestRISRules(t *testing.T) {
 			want: map[string][]string{"pmid": {"21553931", "", "77", "555"}, "accession_number": {"21553931", "123", "", ""}}},
 		// Embase's RIS (../shared/data/refs-corpus/asreview/embase.ris): the MEDLINE id in C5.
 		{name: "Embase: the PubMed id in C5", text: "TY  - JOUR\nU2  - L39097156\nC5  - 15368318\nDB  - Embase\nDB  - Medline\nER  - \n" +
-			"TY  - JOUR\nU2  - L373791783\nDB  - Embase\nER  - \nTY  - JOUR\nC5  - 12\nER  - \n",
-			want: map[string][]string{"pmid": {"15368318", "", ""}}},
+			"TY  - JOUR\nU2  - L373791783\nDB  - Embase\nER  - \nTY  - JOUR\nC5  - 12\nER  - \n" +
+			"TY  - JOUR\nU2  - L644585435\nC5  - 38906957\nDB  - Medline\nER  - \n",
+			want: map[string][]string{"pmid": {"15368318", "", "", "38906957"}}},
 		{name: "screening results and merged ids", text: "TY  - JOUR\nKW  - x\nKW  - tabscreen: Include\nN1  - tabscreen: Include; incl_p = 1\nN1  - tabscreen merged: a.ris:2; b.ris:7\nN1  - a note\nER  - \n",
 			want: map[string][]string{"keywords": {"x"}, colDecision: {"Include"}, colNote: {"tabscreen: Include; incl_p = 1"},
 				colMerged: {"a.ris:2; b.ris:7"}, "notes": {"a note"}}},
