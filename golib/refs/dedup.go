@@ -299,10 +299,12 @@ func comparePair(a, b *dedupRec, rules map[string]bool) pairFacts {
 			f.idConflicts = true
 		}
 	}
-	if rules["doi"] && a.doi != "" && b.doi != "" && !f.idConflicts {
+	// An equal PubMed id outweighs DOIs that differ (an export's wrong DOI, a DOI of the
+	// supplement).
+	if rules["doi"] && a.doi != "" && b.doi != "" && f.idAgrees == "" && !f.idConflicts {
 		if a.doi != b.doi {
 			f.idConflicts = true
-		} else if f.idAgrees == "" {
+		} else {
 			f.idAgrees = "doi"
 		}
 	}
@@ -336,9 +338,6 @@ func sameRecord(a, b *dedupRec, rules map[string]bool) string {
 			f.idAgrees == "doi" && !f.pagesDiffer && titlesAlike(a, b) {
 			return f.idAgrees
 		}
-		return ""
-	}
-	if a.doi != "" && b.doi != "" && rules["doi"] {
 		return ""
 	}
 	if f.pagesDiffer || f.issueDiffer {
