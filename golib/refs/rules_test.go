@@ -125,7 +125,7 @@ func TestOtherFormats(t *testing.T) {
 			want: map[string][]string{"title": {"A", "B"}, "authors": {"Doe J", ""}, "year": {"2019", ""}, "doi": {"10.1/z", ""}, "abstract": {"", ""}}},
 		// OpenAlex's CSV (../shared/data/refs-corpus/citation-file-formatting/_baseline_openalex.csv).
 		{name: "CSV: OpenAlex's PubMed id", text: "title,ids.openalex,ids.pmid\nA,https://openalex.org/W1,https://pubmed.ncbi.nlm.nih.gov/38584612\n",
-			want: map[string][]string{"pmid": {"https://pubmed.ncbi.nlm.nih.gov/38584612"}}},
+			want: map[string][]string{"pmid": {"38584612"}}},
 		{name: "CSV: tabs, quotes over lines", text: "title\tabstract\n\"A \"\"quoted\"\" title\"\t\"line one\nline two\"\n",
 			want: map[string][]string{"title": {"A \"quoted\" title"}, "abstract": {"line one\nline two"}}},
 		{name: "CSV: a quote that never closes", text: "title,abstract\nA,\"never closed\nB,b\n", errKind: "csv_quote", errLine: 2},
