@@ -97,7 +97,7 @@ var csvAliases = []struct {
 	{"year", []string{"year", "py", "publication year", "published year", "publication_year", "year published"}},
 	{"journal", []string{"journal", "source title", "journal title", "publication title", "journal/book", "jo", "so", "publication", "source"}},
 	{"doi", []string{"doi", "do", "di"}},
-	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "medline pmid", "pm"}},
+	{"pmid", []string{"pmid", "pubmed id", "pubmed_id", "medline pmid", "pm", "ids.pmid"}},
 	{"keywords", []string{"keywords", "author keywords", "kw", "de"}},
 	{"type", []string{"type", "ty", "type_of_reference", "reference type"}},
 	{"database_id", []string{"database_id"}},
@@ -237,6 +237,7 @@ func readCSV(lr *lineReader, sn csvSniff, na naSet, chunkRows int, send func(*Ch
 		ids[k] = g.id(name)
 	}
 	abstract := g.id("abstract")
+	pmidCol := indexOf(names, "pmid")
 	pool := newBufPool()
 	newBuilder := func(prev *chunkBuilder) *chunkBuilder {
 		tb := newChunkBuilder(false, g, pool, chunkRows, nil)
@@ -277,6 +278,12 @@ func readCSV(lr *lineReader, sn csvSniff, na naSet, chunkRows int, send func(*Ch
 			col := tb.column(ids[k])
 			col.padTo(tb.n)
 			one[0] = fields[k]
+			if k == pmidCol {
+				// OpenAlex writes the PubMed id as a link.
+				if m := pmidLink.FindStringSubmatch(one[0]); m != nil {
+					one[0] = m[1]
+				}
+			}
 			col.push(one, "")
 		}
 		tb.n++

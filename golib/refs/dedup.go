@@ -30,10 +30,12 @@ type dedupRec struct {
 	words               int
 	year                int32
 	hasYear             bool
-	surname             string
+	surname, particle   string // the first author's family name; with a particle cut off before it
 	doi, pmid           string
-	page, volume        string
+	pages               pageSpan
+	page, volume, issue string
 	journal             string
+	conference          bool // typed as a conference paper or abstract
 	filled, abstract    int32
 }
 
@@ -41,24 +43,30 @@ type dedupRec struct {
 // records are the same when
 //
 //   - "doi": their DOIs are equal (after the resolver prefix, case and %-escapes) and their titles
-//     are alike, since one supplement's DOI can stand for many conference abstracts;
-//   - "pmid": their PubMed ids are equal;
-//   - "title": their titles, folded (case, punctuation, HTML, diacritics, a leading article), are
-//     equal or nearly so (at most one character in twenty differs, or one is the other's title
-//     without its subtitle), the first authors' family names agree and the years are at most one
-//     apart (an online-first year and the issue's year);
-//   - "citation": the same journal, volume, first page, year and first author (an article
-//     exported with its original title by one database and translated by another);
+//     are alike (similar, one without its subtitle, or a translation at the same first page by
+//     the same first author), since one supplement's DOI can stand for many conference abstracts;
+//   - "pmid": their PubMed ids are equal (and the titles alike when volumes, issues or pages
+//     disagree);
+//   - "title": their titles, folded (case, punctuation, HTML, diacritics, a leading article, the
+//     brackets of a translated title), are equal or nearly so (at most one character in twenty
+//     differs, or one is the other's title without its subtitle), the first authors' family names
+//     agree and the years are at most one apart (an online-first year and the issue's year);
+//   - "citation": the same journal, volume, page range, year and first author (an article
+//     exported with its original title by one database and translated by another), never for a
+//     record on one page or typed as a conference abstract;
 //
-// and none of these says otherwise: two different PubMed ids, DOIs, first pages or volumes (when
-// written as plain numbers), or years two or more apart; for titles also two journals whose names
-// cannot be one journal's (a conference abstract and its article), unless the pages agree. Groups are the connected records; each keeps its most complete record
-// (the most filled fields, then the longest abstract, then the first).
+// and none of these says otherwise: two different PubMed ids or DOIs, years two or more apart,
+// first pages that cannot be one record's (see pagesAgree), or, unless a DOI or PubMed id agrees,
+// volumes or issues that differ (when written as plain numbers); for titles also two journals
+// whose names cannot be one journal's (a conference abstract and its article), unless the pages
+// agree. Groups are the connected records; each keeps its most complete record (the most filled
+// fields, then the longest abstract, then the first).
 //
 // t has the columns of read_refs() that matching uses (title; year, authors, doi, pmid, journal,
-// volume, start_page when present) and two integers, filled and abstract_chars, that rank
-// completeness. The result has one row per record: group (1-based, numbered by first record),
-// kept, and match (the rules that linked the record, for records in a group).
+// volume, issue, start_page, end_page, type when present) and two integers, filled and
+// abstract_chars, that rank completeness. The result has one row per record: group (1-based,
+// numbered by first record), kept, and match (the rules that linked the record, for records in a
+// group).
 func Dedup(t *arrowio.Table, opt DedupOptions) (*arrowio.Table, *DedupSummary, error) {
 	recs, err := dedupRecords(t)
 	if err != nil {
@@ -175,7 +183,7 @@ func dedupRecords(t *arrowio.Table) ([]dedupRec, error) {
 		return func(i int) (int32, bool) { return c.I32[i], !c.IsNull(i) }
 	}
 	title, authors, doi, pmid := str("title"), str("authors"), str("doi"), str("pmid")
-	journal, volume, page := str("journal"), str("volume"), str("start_page")
+	journal, volume, issue, page, endPage, typ := str("journal"), str("volume"), str("issue"), str("start_page"), str("end_page"), str("type")
 	year, filled, abstract := i32("year"), i32("filled"), i32("abstract_chars")
 	recs := make([]dedupRec, t.NumRows)
 	for i := range recs {
@@ -185,11 +193,16 @@ func dedupRecords(t *arrowio.Table) ([]dedupRec, error) {
 		r.main = mainTitle(title(i))
 		r.prefix = prefixKey(r.title)
 		r.year, r.hasYear = year(i)
-		r.surname = firstSurname(authors(i))
+		r.surname, r.particle = firstSurname(authors(i))
 		r.doi = normDOI(doi(i))
 		r.pmid = firstNumber(pmid(i))
-		r.page = pageKey(page(i))
+		r.pages = parsePages(page(i), endPage(i))
+		if len(r.pages.starts) > 0 {
+			r.page = r.pages.starts[0]
+		}
 		r.volume = volumeKey(volume(i))
+		r.issue = issueKey(issue(i), volume(i))
+		r.conference = isConferenceType(typ(i))
 		r.journal = foldText(journal(i))
 		r.filled, _ = filled(i)
 		r.abstract, _ = abstract(i)
@@ -265,43 +278,105 @@ func candidateBuckets(recs []dedupRec) [][]int {
 	return out
 }
 
-// sameRecord names the rule by which a and b are one record, or "".
+// pairFacts is what two records' fields say for and against their being one record. The rules
+// of sameRecord decide on them alone.
+type pairFacts struct {
+	idAgrees    string // "pmid" or "doi" when an identifier both records have is equal
+	idConflicts bool   // an identifier both records have differs
+	yearsApart  bool   // years two or more apart
+	pagesDiffer bool   // first pages that cannot be one record's
+	issueDiffer bool   // volumes or issues that cannot be one record's
+	samePlace   bool   // one place in a journal, whatever its name's spelling
+	sameYear    bool
+}
+
+func comparePair(a, b *dedupRec, rules map[string]bool) pairFacts {
+	var f pairFacts
+	if rules["pmid"] && a.pmid != "" && b.pmid != "" {
+		if a.pmid == b.pmid {
+			f.idAgrees = "pmid"
+		} else {
+			f.idConflicts = true
+		}
+	}
+	// An equal PubMed id outweighs DOIs that differ (an export's wrong DOI, a DOI of the
+	// supplement).
+	if rules["doi"] && a.doi != "" && b.doi != "" && f.idAgrees == "" && !f.idConflicts {
+		if a.doi != b.doi {
+			f.idConflicts = true
+		} else {
+			f.idAgrees = "doi"
+		}
+	}
+	f.yearsApart = a.hasYear && b.hasYear && (a.year-b.year > 1 || b.year-a.year > 1)
+	f.pagesDiffer = !pagesAgree(a.pages, b.pages)
+	f.issueDiffer = a.volume != "" && b.volume != "" && a.volume != b.volume || a.issue != "" && b.issue != "" && a.issue != b.issue
+	// One first page and volume, or one page range when an export garbled the volume, or one
+	// article number.
+	f.samePlace = a.page != "" && a.page == b.page && (a.volume != "" && a.volume == b.volume ||
+		a.pages.end != "" && a.pages.end != a.page && a.pages.end == b.pages.end) ||
+		a.pages.article != "" && a.pages.article == b.pages.article
+	f.sameYear = a.hasYear && b.hasYear && a.year == b.year
+	return f
+}
+
+// sameRecord names the rule by which a and b are one record, or "". Every decision on a pair is
+// made here, on the facts of comparePair.
 // A rule left out of DedupOptions.Match is not used as evidence against a match either: without
 // "doi", the DOIs are not compared at all.
 func sameRecord(a, b *dedupRec, rules map[string]bool) string {
-	usePMID := rules["pmid"] && a.pmid != "" && b.pmid != ""
-	if usePMID && a.pmid != b.pmid {
+	f := comparePair(a, b, rules)
+	if f.idConflicts || f.yearsApart {
 		return ""
 	}
-	if a.hasYear && b.hasYear && (a.year-b.year > 1 || b.year-a.year > 1) {
-		return ""
-	}
-	if a.page != "" && b.page != "" && a.page != b.page {
-		return ""
-	}
-	if a.volume != "" && b.volume != "" && a.volume != b.volume {
-		return ""
-	}
-	if usePMID {
-		return "pmid"
-	}
-	if rules["doi"] && a.doi != "" && b.doi != "" {
-		if a.doi == b.doi && (a.title == "" || b.title == "" || titleSimilarity(a.title, b.title, 0.6) >= 0.6) {
-			return "doi"
+	if f.idAgrees != "" {
+		// One identifier: volumes and issues that disagree are an export's mistakes ("213(5)" and
+		// "212(11)", a Cochrane review's "9" and "2020(9)"), as long as the titles are alike.
+		// Pages still tell a supplement's abstracts apart, which can share its DOI.
+		// A PubMed id is one article's: alone it is enough.
+		if f.idAgrees == "pmid" && (!f.pagesDiffer && !f.issueDiffer || titlesAlike(a, b)) ||
+			f.idAgrees == "doi" && !f.pagesDiffer && titlesAlike(a, b) {
+			return f.idAgrees
 		}
 		return ""
 	}
-	// The same first page and volume: the same place in a journal, whatever its name's spelling.
-	samePlace := a.page != "" && a.page == b.page && a.volume != "" && a.volume == b.volume
-	sameYear := a.hasYear && b.hasYear && a.year == b.year
-	if rule := sameTitle(a, b, samePlace, sameYear); rule != "" && rules["title"] {
+	if f.pagesDiffer || f.issueDiffer {
+		// Different pages or issues: a recurring column ("Editor's note" in issues 1 to 4), or
+		// two papers of one author at the same pages of different issues.
+		return ""
+	}
+	if rule := sameTitle(a, b, f.samePlace, f.sameYear); rule != "" && rules["title"] {
 		return rule
 	}
-	if rules["citation"] && samePlace && sameYear && a.surname != "" && a.surname == b.surname && journalsAgree(a.journal, b.journal) {
+	if rules["citation"] && f.samePlace && f.sameYear && a.surname != "" && b.surname != "" && sameAuthor(a, b) && journalsAgree(a.journal, b.journal) &&
+		citationEnough(a, b) {
 		// One article in two languages (an original title and its translation).
 		return "citation"
 	}
 	return ""
+}
+
+// titlesAlike: titles that can be one work's, with an identifier in common: similar, one the
+// other without its subtitle, or one a translation (the same first author and first page).
+func titlesAlike(a, b *dedupRec) bool {
+	if a.title == "" || b.title == "" || titleSimilarity(a.title, b.title, 0.6) >= 0.6 {
+		return true
+	}
+	if a.main != "" && (a.main == b.title || a.main == b.main) || b.main != "" && b.main == a.title ||
+		strings.HasPrefix(a.title, b.title+" ") || strings.HasPrefix(b.title, a.title+" ") {
+		return true
+	}
+	return a.page != "" && a.page == b.page && a.surname != "" && sameAuthor(a, b)
+}
+
+// citationEnough: the same place and first author are one record only for full articles with
+// the same page range. Conference abstracts share a page with others (one page of a
+// supplement holds several, often by one group).
+func citationEnough(a, b *dedupRec) bool {
+	if a.conference || b.conference || a.pages.onePage() || b.pages.onePage() || a.pages.number || b.pages.number {
+		return false
+	}
+	return a.pages.end != "" && a.pages.end == b.pages.end
 }
 
 // sameTitle is "title" when a and b are one work by their titles (see Dedup).
@@ -314,7 +389,7 @@ func sameTitle(a, b *dedupRec, samePlace, sameYear bool) string {
 		// published in several journals, are different records.
 		return ""
 	}
-	if !surnamesAgree(a.surname, b.surname) {
+	if !sameAuthor(a, b) {
 		// Author lists garbled in one export (names swapped, a group as first author): the same
 		// long title in the same journal and year is still one record.
 		if a.title == b.title && a.words >= 6 && sameYear && (samePlace || a.journal != "" && b.journal != "") {
@@ -358,6 +433,13 @@ func surnamesAgree(a, b string) bool {
 		return true
 	}
 	return len(ca) >= 4 && len(cb) >= 4 && (strings.Contains(ca, cb) || strings.Contains(cb, ca))
+}
+
+// sameAuthor: the first authors' family names agree, in the form each export wrote or with a
+// particle an export cut off.
+func sameAuthor(a, b *dedupRec) bool {
+	return surnamesAgree(a.surname, b.surname) || a.particle != "" && surnamesAgree(a.particle, b.surname) ||
+		b.particle != "" && surnamesAgree(a.surname, b.particle)
 }
 
 // titleSimilarity is 1 - edit distance / the longer length, computed only as far as needed to know

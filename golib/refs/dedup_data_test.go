@@ -15,19 +15,21 @@ import (
 // precision and recall of Dedup against their groups, with the floors this package keeps.
 const dedupDir = "../../../shared/data/dedup"
 
-// A labelled set: its raw records (with the pages and volumes real exports have) and the names of
-// their columns.
+// A labelled set: records_<name>.csv holds every field its source has (issue, PubMed id, abstract
+// where there is one) under read_refs()'s names; truth_<truth>.csv its groups. The floors are
+// pairwise precision and recall and record-level sensitivity and specificity.
 type labelledSet struct {
-	name, raw, key, journal2 string
-	minPrecision, minRecall  float64
+	name, truth                    string
+	minPrecision, minRecall        float64
+	minSensitivity, minSpecificity float64
 }
 
 var labelledSets = []labelledSet{
-	{"asysd_diabetes", "raw/asysd_diabetes/labelled_test_set.csv", "record_id", "", 0.99, 0.97},
-	{"asysd_diabetes_curated", "raw/asysd_diabetes/labelled_test_set.csv", "record_id", "", 0.99, 0.97},
-	{"sra_cytology", "raw/sra_cytology/records_pre_merged.csv", "ID", "", 0.99, 0.95},
-	{"sra_respiratory", "raw/sra_respiratory/records_pre_merged.csv", "ID", "", 0.99, 0.9},
-	{"bibdedupe_special_cases", "raw/bibdedupe_special_cases/records_pre_merged.csv", "ID", "booktitle", 0.5, 0.5},
+	{"asysd_diabetes", "asysd_diabetes", 0.99, 0.98, 0.98, 0.999},
+	{"asysd_diabetes", "asysd_diabetes_curated", 0.99, 0.98, 0.98, 0.999},
+	{"sra_cytology", "sra_cytology", 0.99, 0.98, 0.98, 0.999},
+	{"sra_respiratory", "sra_respiratory", 0.99, 0.97, 0.98, 0.999},
+	{"bibdedupe_special_cases", "bibdedupe_special_cases", 0.5, 0.5, 0, 0},
 }
 
 func readCSVFile(t *testing.T, path string) []map[string]string {
@@ -82,57 +84,109 @@ func pairScores(pred, truth []string) (precision, recall float64, tp, fp, fn int
 	return float64(tp) / float64(tp+fp), float64(tp) / float64(tp+fn), tp, fp, fn
 }
 
+// recordScores is the record-level count of the published tools (the removal convention): of
+// each true group one record should be kept. Each further record kept is a false negative, a true
+// group none of whose records is kept a false positive, a group that keeps one a true negative,
+// and every record rightly removed a true positive.
+func recordScores(kept []bool, truth []string) (sens, spec float64, tp, fn, fp, tn int) {
+	nKept, size := map[string]int{}, map[string]int{}
+	for i, g := range truth {
+		size[g]++
+		if kept[i] {
+			nKept[g]++
+		}
+	}
+	for g, n := range size {
+		switch k := nKept[g]; {
+		case k == 0:
+			fp++
+			tp += n - 1
+		default:
+			tn++
+			fn += k - 1
+			tp += n - k
+		}
+	}
+	return float64(tp) / float64(tp+fn), float64(tn) / float64(tn+fp), tp, fn, fp, tn
+}
+
+// labelledTable is a labelled set as Dedup's input, with its records' keys.
+func labelledTable(t *testing.T, name string) (*arrowio.Table, []map[string]string) {
+	t.Helper()
+	recs := readCSVFile(t, filepath.Join(dedupDir, "records_"+name+".csv"))
+	n := len(recs)
+	tb := arrowio.NewTable(n)
+	filled, abstract := make([]int32, n), make([]int32, n)
+	for i, r := range recs {
+		for _, v := range r {
+			if v != "" {
+				filled[i]++
+			}
+		}
+		abstract[i] = int32(len(r["abstract"]))
+	}
+	for _, c := range [][2]string{{"title", "title"}, {"author", "authors"}, {"doi", "doi"}, {"journal", "journal"},
+		{"pages", "start_page"}, {"volume", "volume"}, {"issue", "issue"}, {"pmid", "pmid"}} {
+		v, ok := make([]string, n), make([]bool, n)
+		for i, r := range recs {
+			v[i] = r[c[0]]
+			if v[i] == "" && c[0] == "journal" {
+				// Conference papers name their proceedings in the secondary title.
+				v[i] = r["secondary_title"]
+			}
+			ok[i] = v[i] != "" && v[i] != "NA"
+		}
+		tb.AddStr(c[1], v, ok)
+	}
+	years, yok := make([]int32, n), make([]bool, n)
+	for i, r := range recs {
+		if y, err := strconv.Atoi(r["year"]); err == nil {
+			years[i], yok[i] = int32(y), true
+		}
+	}
+	tb.AddI32("year", years, yok).AddI32("filled", filled, nil).AddI32("abstract_chars", abstract, nil)
+	return tb, recs
+}
+
 func TestDedupLabelledSets(t *testing.T) {
 	for _, set := range labelledSets {
-		t.Run(set.name, func(t *testing.T) {
-			recs := readCSVFile(t, filepath.Join(dedupDir, set.raw))
+		t.Run(set.truth, func(t *testing.T) {
+			tb, recs := labelledTable(t, set.name)
 			truthOf := map[string]string{}
-			for _, r := range readCSVFile(t, filepath.Join(dedupDir, "truth_"+set.name+".csv")) {
+			for _, r := range readCSVFile(t, filepath.Join(dedupDir, "truth_"+set.truth+".csv")) {
 				truthOf[r["record_key"]] = r["group_id"]
 			}
 			n := len(recs)
-			tb := arrowio.NewTable(n)
-			for _, c := range [][2]string{{"title", "title"}, {"author", "authors"}, {"doi", "doi"}, {"journal", "journal"},
-				{"pages", "start_page"}, {"volume", "volume"}} {
-				v, ok := make([]string, n), make([]bool, n)
-				for i, r := range recs {
-					v[i] = r[c[0]]
-					if v[i] == "" && c[0] == "journal" && set.journal2 != "" {
-						v[i] = r[set.journal2]
-					}
-					ok[i] = v[i] != "" && v[i] != "NA"
-				}
-				tb.AddStr(c[1], v, ok)
-			}
-			years, yok := make([]int32, n), make([]bool, n)
 			truth := make([]string, n)
 			for i, r := range recs {
-				if y, err := strconv.Atoi(r["year"]); err == nil {
-					years[i], yok[i] = int32(y), true
-				}
-				truth[i] = truthOf[r[set.key]]
+				truth[i] = truthOf[r["record_key"]]
 				if truth[i] == "" {
-					t.Fatalf("record %s has no group", r[set.key])
+					t.Fatalf("record %s has no group", r["record_key"])
 				}
 			}
-			tb.AddI32("year", years, yok)
 			out, sum, err := Dedup(tb, DedupOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			g, _ := out.Col("group")
+			k, _ := out.Col("kept")
 			pred := make([]string, n)
 			for i, v := range g.I32 {
 				pred[i] = strconv.Itoa(int(v))
 			}
 			p, r, tp, fp, fn := pairScores(pred, truth)
+			sens, spec, rtp, rfn, rfp, rtn := recordScores(k.Bool, truth)
 			if os.Getenv("DEDUP_DEBUG") != "" {
 				showErrors(t, recs, pred, truth)
 			}
-			t.Logf("%s: %d records, %d groups, pairwise precision %.4f recall %.4f (tp %d, fp %d, fn %d); links %v",
-				set.name, n, sum.Groups, p, r, tp, fp, fn, sum.ByRule)
+			t.Logf("%s: %d records, %d groups, pairwise precision %.4f recall %.4f (tp %d, fp %d, fn %d); "+
+				"record level sensitivity %.4f specificity %.4f (tp %d, fn %d, fp %d, tn %d); links %v",
+				set.truth, n, sum.Groups, p, r, tp, fp, fn, sens, spec, rtp, rfn, rfp, rtn, sum.ByRule)
 			if p < set.minPrecision || r < set.minRecall {
 				t.Errorf("precision %.4f (floor %.2f), recall %.4f (floor %.2f)", p, set.minPrecision, r, set.minRecall)
+			}
+			if sens < set.minSensitivity || spec < set.minSpecificity {
+				t.Errorf("sensitivity %.4f (floor %.3f), specificity %.4f (floor %.3f)", sens, set.minSensitivity, spec, set.minSpecificity)
 			}
 		})
 	}
@@ -153,7 +207,7 @@ func showErrors(t *testing.T, recs []map[string]string, pred, truth []string) {
 		if len(j) > 20 {
 			j = j[:20]
 		}
-		return title + " | " + r["year"] + " | " + a + " | " + j + " | " + r["doi"] + " | " + r["pages"] + " | " + r["volume"] + " || " + normTitle(r["title"]) + " | " + firstSurname(r["author"]) + " | " + foldText(r["journal"])
+		return r["record_key"] + ": " + title + " | " + r["year"] + " | " + a + " | " + j + " | " + r["doi"] + " | " + r["pages"] + " | " + r["volume"] + "(" + r["issue"] + ") || " + normTitle(r["title"]) + " | " + surnameOf(r["author"]) + " | " + foldText(r["journal"])
 	}
 	for i := range recs {
 		for j := i + 1; j < len(recs); j++ {
@@ -165,4 +219,9 @@ func showErrors(t *testing.T, recs []map[string]string, pred, truth []string) {
 			}
 		}
 	}
+}
+
+func surnameOf(authors string) string {
+	s, _ := firstSurname(authors)
+	return s
 }

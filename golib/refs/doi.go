@@ -62,8 +62,8 @@ func fillDOI(r *row, own, linked []string) {
 }
 
 // fillPMID fills pmid, when the record has none, from what RIS exporters write: the accession
-// number of a record from PubMed (EndNote: AN with DP or DB "NLM"), a note "PUBMED 21314913", a
-// PubMed link.
+// number of a record from PubMed (EndNote: AN with DP or DB "NLM"), a note "PUBMED 21314913",
+// Embase's C5, a PubMed link.
 func fillPMID(r *row) {
 	if r.has("pmid") {
 		return
@@ -81,6 +81,11 @@ func fillPMID(r *row) {
 			r.add("pmid", m[1])
 			return
 		}
+	}
+	// Embase writes the MEDLINE PubMed id of a record it shares with MEDLINE in C5.
+	if c5 := r.first("C5"); allDigits(c5) && len(c5) <= 9 && (fromEmbase(r.values("DB")) || fromEmbase(r.values("DP"))) {
+		r.add("pmid", c5)
+		return
 	}
 	for _, col := range []string{"url", "L2"} {
 		for _, v := range r.values(col) {
@@ -108,3 +113,14 @@ func allDigits(s string) bool {
 }
 
 func fromPubMed(db string) bool { return db != "" && pubmedDB.MatchString(db) }
+
+// fromEmbase: a record Embase exported, its own ("Embase") or one it shares with MEDLINE (then
+// named "Medline" alone).
+func fromEmbase(dbs []string) bool {
+	for _, db := range dbs {
+		if strings.Contains(strings.ToLower(db), "embase") || fromPubMed(db) {
+			return true
+		}
+	}
+	return false
+}

@@ -78,6 +78,11 @@ func TestRISRules(t *testing.T) {
 			want: map[string][]string{"doi": {"10.1000/a.1", "10.1000/b", "10.1000/c(1)", "10.1000/D2", "10.1000/e"}}},
 		{name: "PubMed ids", text: "TY  - JOUR\nAN  - 21553931\nDP  - NLM\nER  - \nTY  - JOUR\nAN  - 123\nER  - \nTY  - JOUR\nPM  - 77\nER  - \nTY  - JOUR\nUR  - https://pubmed.ncbi.nlm.nih.gov/555/\nER  - \n",
 			want: map[string][]string{"pmid": {"21553931", "", "77", "555"}, "accession_number": {"21553931", "123", "", ""}}},
+		// Embase's RIS (../shared/data/refs-corpus/asreview/embase.ris): the MEDLINE id in C5.
+		{name: "Embase: the PubMed id in C5", text: "TY  - JOUR\nU2  - L39097156\nC5  - 15368318\nDB  - Embase\nDB  - Medline\nER  - \n" +
+			"TY  - JOUR\nU2  - L373791783\nDB  - Embase\nER  - \nTY  - JOUR\nC5  - 12\nER  - \n" +
+			"TY  - JOUR\nU2  - L644585435\nC5  - 38906957\nDB  - Medline\nER  - \n",
+			want: map[string][]string{"pmid": {"15368318", "", "", "38906957"}}},
 		{name: "screening results and merged ids", text: "TY  - JOUR\nKW  - x\nKW  - tabscreen: Include\nN1  - tabscreen: Include; incl_p = 1\nN1  - tabscreen merged: a.ris:2; b.ris:7\nN1  - a note\nER  - \n",
 			want: map[string][]string{"keywords": {"x"}, colDecision: {"Include"}, colNote: {"tabscreen: Include; incl_p = 1"},
 				colMerged: {"a.ris:2; b.ris:7"}, "notes": {"a note"}}},
@@ -118,6 +123,9 @@ func TestOtherFormats(t *testing.T) {
 		{name: "BibTeX entry not closed", text: "@article{k,\n title = {A}\n", errKind: "truncated", errLine: 1},
 		{name: "CSV: semicolons, a preamble, export names", text: "SEARCH QUERY;dino;;\n-----;;;\n;;;\nTitle;Authors;Publication Year;DOI;\nA;Doe J;2019;10.1/z;\nB;;;;\n",
 			want: map[string][]string{"title": {"A", "B"}, "authors": {"Doe J", ""}, "year": {"2019", ""}, "doi": {"10.1/z", ""}, "abstract": {"", ""}}},
+		// OpenAlex's CSV (../shared/data/refs-corpus/citation-file-formatting/_baseline_openalex.csv).
+		{name: "CSV: OpenAlex's PubMed id", text: "title,ids.openalex,ids.pmid\nA,https://openalex.org/W1,https://pubmed.ncbi.nlm.nih.gov/38584612\n",
+			want: map[string][]string{"pmid": {"38584612"}}},
 		{name: "CSV: tabs, quotes over lines", text: "title\tabstract\n\"A \"\"quoted\"\" title\"\t\"line one\nline two\"\n",
 			want: map[string][]string{"title": {"A \"quoted\" title"}, "abstract": {"line one\nline two"}}},
 		{name: "CSV: a quote that never closes", text: "title,abstract\nA,\"never closed\nB,b\n", errKind: "csv_quote", errLine: 2},
