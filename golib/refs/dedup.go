@@ -11,9 +11,24 @@ import (
 // DedupRules are the rules that can join two records (see Dedup).
 var DedupRules = []string{"doi", "pmid", "title", "citation"}
 
-// DedupOptions chooses the rules that may join two records.
+// DedupOptions chooses the rules that may join two records, and carries a person's decisions
+// on pairs (0-based row numbers): Same joins the two records' groups, Different keeps the pair,
+// and every other pair between the two groups, out of Unsure. A Different decision does not
+// split a group the rules or Same decisions made.
 type DedupOptions struct {
-	Match []string `json:"match"` // some of DedupRules; all when empty
+	Match     []string `json:"match"` // some of DedupRules; all when empty
+	Same      [][2]int `json:"same"`
+	Different [][2]int `json:"different"`
+}
+
+// UnsurePair is a pair the rules neither join nor set apart with confidence (see Dedup): A and B
+// are 1-based row numbers (A < B), Rule the rule that would have joined them, Conflicts the
+// fields that disagree.
+type UnsurePair struct {
+	A         int      `json:"a"`
+	B         int      `json:"b"`
+	Rule      string   `json:"rule"`
+	Conflicts []string `json:"conflicts"`
 }
 
 // DedupSummary counts what Dedup found.
@@ -21,7 +36,8 @@ type DedupSummary struct {
 	Records    int            `json:"records"`
 	Groups     int            `json:"groups"`     // groups of two records or more
 	Duplicates int            `json:"duplicates"` // records in those groups that are not kept
-	ByRule     map[string]int `json:"by_rule"`    // links made by each rule
+	ByRule     map[string]int `json:"by_rule"`    // links made by each rule, "person" for Same decisions
+	Unsure     []UnsurePair   `json:"unsure"`     // one pair per two groups, in the order found
 }
 
 // A record as the matching sees it.
@@ -62,6 +78,13 @@ type dedupRec struct {
 // agree. Groups are the connected records; each keeps its most complete record (the most filled
 // fields, then the longest abstract, then the first).
 //
+// A pair the rules do not join is unsure (see doubtful) when it is close to a rule's match but
+// one or two fields speak against it: alike titles of one first author with a different DOI,
+// pages, volume or issue, journal, or years apart; or one place in one journal (volume, page
+// range, year) under unlike titles, or with the first author missing from one record. Unsure
+// pairs are never joined by the rules: they are listed in the summary, one per two groups that
+// no decision has set apart, for a person to decide (DedupOptions.Same and Different).
+//
 // t has the columns of read_refs() that matching uses (title; year, authors, doi, pmid, journal,
 // volume, issue, start_page, end_page, type when present) and two integers, filled and
 // abstract_chars, that rank completeness. The result has one row per record: group (1-based,
@@ -86,15 +109,21 @@ func Dedup(t *arrowio.Table, opt DedupOptions) (*arrowio.Table, *DedupSummary, e
 	uf := newUnionFind(n)
 	linkRules := make([][]string, n)
 	sum := &DedupSummary{Records: n, ByRule: map[string]int{}}
-	link := func(i, j int) {
-		rule := sameRecord(&recs[i], &recs[j], rules)
-		if rule == "" {
-			return
-		}
+	var doubts []UnsurePair
+	join := func(i, j int, rule string) {
 		linkRules[i] = addRule(linkRules[i], rule)
 		linkRules[j] = addRule(linkRules[j], rule)
 		if uf.union(i, j) {
 			sum.ByRule[rule]++
+		}
+	}
+	link := func(i, j int) {
+		v := sameRecord(&recs[i], &recs[j], rules)
+		switch {
+		case v.unsure:
+			doubts = append(doubts, UnsurePair{A: min(i, j) + 1, B: max(i, j) + 1, Rule: v.rule, Conflicts: v.conflicts})
+		case v.rule != "":
+			join(i, j, v.rule)
 		}
 	}
 	for _, bucket := range candidateBuckets(recs) {
@@ -106,6 +135,18 @@ func Dedup(t *arrowio.Table, opt DedupOptions) (*arrowio.Table, *DedupSummary, e
 			}
 		}
 	}
+	for _, p := range opt.Same {
+		if err := checkPair(p, n); err != nil {
+			return nil, nil, err
+		}
+		join(p[0], p[1], "person")
+	}
+	for _, p := range opt.Different {
+		if err := checkPair(p, n); err != nil {
+			return nil, nil, err
+		}
+	}
+	sum.Unsure = openDoubts(doubts, opt.Different, uf)
 	group := make([]int32, n)
 	kept := make([]bool, n)
 	match := make([]string, n)
@@ -138,6 +179,37 @@ func Dedup(t *arrowio.Table, opt DedupOptions) (*arrowio.Table, *DedupSummary, e
 	}
 	out := arrowio.NewTable(n).AddI32("group", group, nil).AddBool("kept", kept, nil).AddStr("match", match, matchValid)
 	return out, sum, nil
+}
+
+func checkPair(p [2]int, n int) error {
+	if p[0] < 0 || p[0] >= n || p[1] < 0 || p[1] >= n || p[0] == p[1] {
+		return fmt.Errorf("a decided pair (%d, %d) is not two rows of the %d records", p[0]+1, p[1]+1, n)
+	}
+	return nil
+}
+
+// openDoubts are the unsure pairs still to decide: of two records now in one group, or of two
+// groups a Different decision set apart, none; of two groups, the first found.
+func openDoubts(doubts []UnsurePair, different [][2]int, uf *unionFind) []UnsurePair {
+	type groups struct{ a, b int }
+	key := func(i, j int) groups {
+		a, b := uf.find(i), uf.find(j)
+		return groups{min(a, b), max(a, b)}
+	}
+	seen := map[groups]bool{}
+	for _, p := range different {
+		seen[key(p[0], p[1])] = true
+	}
+	out := []UnsurePair{}
+	for _, d := range doubts {
+		k := key(d.A-1, d.B-1)
+		if k.a == k.b || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, d)
+	}
+	return out
 }
 
 func addRule(rules []string, r string) []string {
@@ -236,6 +308,11 @@ func candidateBuckets(recs []dedupRec) [][]int {
 		if r.pmid != "" {
 			exact["p\x00"+r.pmid] = append(exact["p\x00"+r.pmid], i)
 		}
+		if r.volume != "" && r.page != "" && r.hasYear {
+			// One place in a journal, for a translated title whose record lost its authors.
+			k := fmt.Sprintf("c\x00%s\x00%s\x00%d", r.volume, r.page, r.year)
+			fuzzy[k] = append(fuzzy[k], i)
+		}
 		if r.title == "" {
 			continue
 		}
@@ -282,7 +359,7 @@ func candidateBuckets(recs []dedupRec) [][]int {
 // of sameRecord decide on them alone.
 type pairFacts struct {
 	idAgrees    string // "pmid" or "doi" when an identifier both records have is equal
-	idConflicts bool   // an identifier both records have differs
+	idConflicts string // "pmid" or "doi" when an identifier both records have differs
 	yearsApart  bool   // years two or more apart
 	pagesDiffer bool   // first pages that cannot be one record's
 	issueDiffer bool   // volumes or issues that cannot be one record's
@@ -296,14 +373,14 @@ func comparePair(a, b *dedupRec, rules map[string]bool) pairFacts {
 		if a.pmid == b.pmid {
 			f.idAgrees = "pmid"
 		} else {
-			f.idConflicts = true
+			f.idConflicts = "pmid"
 		}
 	}
 	// An equal PubMed id outweighs DOIs that differ (an export's wrong DOI, a DOI of the
 	// supplement).
-	if rules["doi"] && a.doi != "" && b.doi != "" && f.idAgrees == "" && !f.idConflicts {
+	if rules["doi"] && a.doi != "" && b.doi != "" && f.idAgrees == "" && f.idConflicts == "" {
 		if a.doi != b.doi {
-			f.idConflicts = true
+			f.idConflicts = "doi"
 		} else {
 			f.idAgrees = "doi"
 		}
@@ -320,13 +397,28 @@ func comparePair(a, b *dedupRec, rules map[string]bool) pairFacts {
 	return f
 }
 
-// sameRecord names the rule by which a and b are one record, or "". Every decision on a pair is
-// made here, on the facts of comparePair.
-// A rule left out of DedupOptions.Match is not used as evidence against a match either: without
-// "doi", the DOIs are not compared at all.
-func sameRecord(a, b *dedupRec, rules map[string]bool) string {
+// verdict is sameRecord's decision on a pair: one record by rule; unsure, with the rule that came
+// closest and the fields that speak against it (conflicts); or, with neither, two records.
+type verdict struct {
+	rule      string
+	unsure    bool
+	conflicts []string
+}
+
+// sameRecord decides on a pair. Every decision on a pair is made here, on the facts of
+// comparePair. A rule left out of DedupOptions.Match is not used as evidence against a match
+// either: without "doi", the DOIs are not compared at all.
+func sameRecord(a, b *dedupRec, rules map[string]bool) verdict {
 	f := comparePair(a, b, rules)
-	if f.idConflicts || f.yearsApart {
+	if rule := matchRule(a, b, f, rules); rule != "" {
+		return verdict{rule: rule}
+	}
+	return doubtful(a, b, f, rules)
+}
+
+// matchRule names the rule by which a and b are one record, or "".
+func matchRule(a, b *dedupRec, f pairFacts, rules map[string]bool) string {
+	if f.idConflicts != "" || f.yearsApart {
 		return ""
 	}
 	if f.idAgrees != "" {
@@ -354,6 +446,84 @@ func sameRecord(a, b *dedupRec, rules map[string]bool) string {
 		return "citation"
 	}
 	return ""
+}
+
+// doubtful is the verdict on a pair the rules did not join: unsure when it is close to a match
+// but one or two fields speak against it, else two records. The misses of the rules on labelled
+// searches are of these kinds: one title of one author with two DOIs (an export's wrong DOI),
+// two page ranges (a misprint, an article and its supplement's reprint), two journals (a Chinese
+// journal under two names), years apart (a Cochrane review and its update), two first authors
+// (letters under one heading); and one volume, page range and year under a translated title
+// without authors, or in two journals' names. Two PubMed ids are two articles; short titles ("Editorial") name many
+// works.
+func doubtful(a, b *dedupRec, f pairFacts, rules map[string]bool) verdict {
+	if f.idConflicts == "pmid" {
+		return verdict{}
+	}
+	sameAuth := a.surname != "" && b.surname != "" && sameAuthor(a, b)
+	if rules["title"] && a.words >= 4 && b.words >= 4 && (sameAuth || f.samePlace && f.sameYear) {
+		if near, close := titlesClose(a, b); close {
+			var c []string
+			if f.idConflicts == "doi" {
+				c = append(c, "doi")
+			}
+			if f.yearsApart {
+				c = append(c, "year")
+			}
+			if f.pagesDiffer {
+				c = append(c, "pages")
+			}
+			if f.issueDiffer && f.idAgrees == "" {
+				if a.volume != "" && b.volume != "" && a.volume != b.volume {
+					c = append(c, "volume")
+				} else {
+					c = append(c, "issue")
+				}
+			}
+			if !f.samePlace && !journalsAgree(a.journal, b.journal) && !(isProceedings(a.journal) && isProceedings(b.journal)) {
+				c = append(c, "journal")
+			}
+			if !sameAuth {
+				c = append(c, "authors")
+			}
+			if !near {
+				c = append(c, "title")
+			}
+			if len(c) >= 1 && len(c) <= 2 {
+				rule := "title"
+				if f.idAgrees != "" {
+					rule = f.idAgrees
+				}
+				return verdict{rule: rule, unsure: true, conflicts: c}
+			}
+			return verdict{}
+		}
+	}
+	if rules["citation"] && f.idConflicts == "" && !f.issueDiffer && f.samePlace && f.sameYear && citationEnough(a, b) {
+		// One volume, page range and year: a translation whose record lost its authors, or a
+		// journal named in a form journalsAgree does not know ("Dtsch-Med-Wochenschr").
+		var c []string
+		if !sameAuth {
+			c = append(c, "authors")
+		}
+		if !journalsAgree(a.journal, b.journal) {
+			c = append(c, "journal")
+		}
+		if len(c) > 0 {
+			return verdict{rule: "citation", unsure: true, conflicts: c}
+		}
+	}
+	return verdict{}
+}
+
+// titlesClose: titles that may be one work's (close), and whether they are as near as the title
+// rule asks when nothing else is against them (near).
+func titlesClose(a, b *dedupRec) (near, close bool) {
+	if a.title == b.title || a.main != "" && (a.main == b.title || a.main == b.main) || b.main != "" && b.main == a.title {
+		return true, true
+	}
+	s := titleSimilarity(a.title, b.title, 0.85)
+	return s >= 0.95, s >= 0.85
 }
 
 // titlesAlike: titles that can be one work's, with an identifier in common: similar, one the

@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tabscreen/tabscreen/golib/arrowio"
@@ -15,6 +16,9 @@ type dedupPair struct {
 	a, b map[string]string // read_refs() column -> value; "year" as text
 	same bool
 	rule string // the rule that must link them, when same
+	// unsure, when given, is the unsure verdict the pair must have ("title: doi, pages"), or
+	// "none" for a pair that must not be unsure.
+	unsure string
 }
 
 var pairColumns = []string{"title", "authors", "journal", "volume", "issue", "start_page", "end_page", "doi", "pmid", "type"}
@@ -35,9 +39,18 @@ func runDedupPairs(t *testing.T, cases []dedupPair) {
 				}
 			}
 			tb.AddI32("year", years, ok)
-			out, _, err := Dedup(tb, DedupOptions{})
+			out, sum, err := Dedup(tb, DedupOptions{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.unsure != "" {
+				got := "none"
+				if len(sum.Unsure) > 0 {
+					got = sum.Unsure[0].Rule + ": " + strings.Join(sum.Unsure[0].Conflicts, ", ")
+				}
+				if got != c.unsure {
+					t.Errorf("unsure %q, want %q", got, c.unsure)
+				}
 			}
 			g, _ := out.Col("group")
 			m, _ := out.Col("match")
@@ -237,5 +250,146 @@ func TestNormTitleNeverEmpty(t *testing.T) {
 		if got := normTitle(c.in); got != c.want {
 			t.Errorf("normTitle(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// The middle band: pairs close to a match with one or two fields against it are unsure, never
+// joined, whatever the rule that came closest; the pairs the rules decide are not.
+func TestDedupUnsurePairs(t *testing.T) {
+	runDedupPairs(t, []dedupPair{
+		{name: "one title of one author, two DOIs (real: asysd_diabetes 1610, 599)",
+			a: map[string]string{"title": "Liraglutide and linagliptin improves glycemic control but show differential anti-obesity and hypolipidemic efficacy in a novel hamster model of diet-induced obesity and hypercholesterolemia",
+				"authors": "Hansen F.Hansen G.Pedersen P. J.Jelsing J.Vrang N.Hansen H. B.", "year": "2012", "journal": "Appetite", "volume": "1", "start_page": "e24",
+				"doi": "10.1016/j.regpep.2012.05.039"},
+			b: map[string]string{"title": "Liraglutide and linagliptin improves glycemic control but show differential anti-obesity and hypolipidemic efficacy in a novel hamster model of diet-induced obesity and hypercholesterolemia",
+				"authors": "Hansen F.Hansen G.Pedersen P. J.Jelsing J.Vrang N.Hansen H. B.", "year": "2012", "journal": "Appetite", "volume": "1)", "start_page": "e24",
+				"doi": "http://dx.doi.org/10.1016/j.appet.2012.05.003"},
+			unsure: "title: doi"},
+		{name: "one title of one author, two page ranges (real: sra_cytology id_0000228, id_0000229)",
+			a: map[string]string{"title": "Human papillomavirus (HPV) study of 2916 cytological samples by PCR and DNA sequencing: Genotype spectrum of patients from the west German area",
+				"authors": "Speich, N and Schmitt, C and Bollmann, R and Bollmann, M", "year": "2004", "journal": "Journal of Medical Microbiology", "volume": "53", "start_page": "125-128"},
+			b: map[string]string{"title": "Human papillomavirus (HPV) study of 2916 cytological samples by PCR and DNA sequencing: genotype spectrum of patients from the west German area",
+				"authors": "Speich, N and Schmitt, C and Bollmann, R and Bollmann, M", "year": "2004", "journal": "Journal of Medical Microbiology", "volume": "53", "start_page": "2-8"},
+			unsure: "title: pages"},
+		{name: "a Cochrane review and its update (real: sra_respiratory id_0000418, id_0000420)",
+			a: map[string]string{"title": "\"Treatment for POEMS (polyneuropathy, organomegaly, endocrinopathy, M-protein, and skin changes) syndrome\"",
+				"authors": "Kuwabara, Satoshi and Dispenzieri, Angela", "year": "2012", "journal": "Cochrane Database of Systematic Reviews", "volume": "6", "start_page": "CD006828"},
+			b: map[string]string{"title": "\"Treatment for POEMS (polyneuropathy, organomegaly, endocrinopathy, M-protein, and skin changes) syndrome\"",
+				"authors": "Kuwabara, Satoshi and Dispenzieri, Angela", "year": "2008", "journal": "Cochrane Database of Systematic Reviews", "start_page": "CD006828"},
+			unsure: "title: year"},
+		{name: "one Chinese article in a journal under two names (real: sra_respiratory id_0000009, id_0000010)",
+			a: map[string]string{"title": "[Clinical research on recombinant human Ad-p53 injection combined with cisplatin in treatment of malignant pleural effusion induced by lung cancer]",
+				"authors": "Zhao, Wei-Zhu and Wang, Jian-Wei", "year": "2009", "journal": "Aizheng", "volume": "28", "start_page": "1324-1327"},
+			b: map[string]string{"title": "Clinical research on recombinant human Ad-p53 injection combined with cisplatin in treatment of malignant pleural effusion induced by lung cancer",
+				"authors": "Zhao, W. Z. and Wang, J. W.", "year": "2009", "journal": "Chinese Journal of Cancer", "volume": "28", "start_page": "84-87"},
+			unsure: "title: pages, journal"},
+		{name: "two first authors under one title at one place (real: sra_respiratory id_0000213, id_0000709)",
+			a: map[string]string{"title": "A trial of intrapleural streptokinase", "authors": "Rosa, Ute W.", "year": "2005",
+				"journal": "New England Journal of Medicine", "volume": "352", "start_page": "2243-5; author reply 2243-5"},
+			b: map[string]string{"title": "A trial of intrapleural streptokinase", "authors": "Bouros, Demosthenes", "year": "2005",
+				"journal": "New England Journal of Medicine", "volume": "352", "start_page": "2243-5; author reply 2243-5"},
+			unsure: "title: authors"},
+		{name: "one supplement's DOI, alike titles on pages 51 and 52 (real: asysd_diabetes 494, 493)",
+			a: map[string]string{"title": "Effects of incretin on artery lesions in a model of atherosclerosis in apolipoprotein E-deficient mice",
+				"authors": "Chen R.Wang Y.Liang L.", "year": "2014", "journal": "Diabetes/Metabolism Research and Reviews", "volume": "3)", "issue": "S3",
+				"start_page": "51", "doi": "http://dx.doi.org/10.1002/dmrr.2604"},
+			b: map[string]string{"title": "The effects of incretin on artery lesions in a model of atherosclerosis in apolipoprotein E-deficient mice",
+				"authors": "Chen R.Wang J.Yan C.Wang Y.Liang L.", "year": "2014", "journal": "Diabetes/Metabolism Research and Reviews", "volume": "3)",
+				"start_page": "52", "doi": "http://dx.doi.org/10.1002/dmrr.2604"},
+			unsure: "doi: pages"},
+		{name: "a translated title, one record without authors, one place (real: sra_respiratory id_0000091, id_0000799)",
+			a: map[string]string{"title": "[Postoperative immunostimulation in non-small-cell bronchial carcinoma. Outcome and complications]", "authors": "Toomes, H.",
+				"year": "1984", "journal": "Deutsche Medizinische Wochenschrift", "volume": "109", "start_page": "935-940"},
+			b: map[string]string{"title": "Postoperative local immunostimulation in non-oatcell bronchial carcinoma",
+				"year": "1984", "journal": "Dtsch-Med-Wochenschr", "volume": "109", "start_page": "935-940"},
+			unsure: "citation: authors, journal"},
+		{name: "a recurring column in issues 1 and 2 (by hand)",
+			a:      map[string]string{"title": "Editor's comments on the state of the field", "authors": "Rai, A", "year": "2019", "journal": "MIS Quarterly", "volume": "43", "issue": "1"},
+			b:      map[string]string{"title": "Editor's comments on the state of the field", "authors": "Rai, Arun", "year": "2019", "journal": "MIS Quarterly", "volume": "43", "issue": "2"},
+			unsure: "title: issue"},
+
+		// Decided pairs are not unsure.
+		{name: "two PubMed ids, one title (by hand)",
+			a:      map[string]string{"title": "Statins after stroke in older adults", "authors": "Roe, R", "year": "2015", "journal": "Stroke", "pmid": "25700000"},
+			b:      map[string]string{"title": "Statins after stroke in older adults", "authors": "Roe, R", "year": "2015", "journal": "Stroke", "pmid": "25700001"},
+			unsure: "none"},
+		{name: "short titles of one author in two issues (by hand)",
+			a:      map[string]string{"title": "Editorial", "authors": "Rai, A", "year": "2019", "journal": "MIS Quarterly", "volume": "43", "issue": "1"},
+			b:      map[string]string{"title": "Editorial", "authors": "Rai, A", "year": "2019", "journal": "MIS Quarterly", "volume": "43", "issue": "2"},
+			unsure: "none"},
+		{name: "two abstracts of one group on one page (real: sra_respiratory id_0001576, id_0001577)",
+			a: map[string]string{"title": "Contemporary features, risk factors, and prognosis of the post-pericardiotomy syndrome",
+				"authors": "Imazio, M. and Brucato, A. and Rovere, M. E.", "year": "2011", "journal": "European Heart Journal", "volume": "32", "start_page": "597"},
+			b: map[string]string{"title": "Colchicine prevents early post-operative pericardial and pleural effusions",
+				"authors": "Imazio, M. and Brucato, A. and Gandino, A.", "year": "2011", "journal": "European Heart Journal", "volume": "32", "start_page": "597"},
+			unsure: "none"},
+		{name: "unlike titles of one author, three fields against (by hand)",
+			a: map[string]string{"title": "Exercise training after myocardial infarction in older adults", "authors": "Lee, K", "year": "2010",
+				"journal": "Heart", "volume": "96", "start_page": "100-105"},
+			b: map[string]string{"title": "Exercise training after myocardial infarction in older adults", "authors": "Lee, K", "year": "2016",
+				"journal": "Lancet", "volume": "387", "start_page": "10-15"},
+			unsure: "none"},
+		{name: "a title match is decided (by hand)",
+			a:      map[string]string{"title": "Statins after stroke in older adults", "authors": "Roe, R", "year": "2015", "journal": "Stroke"},
+			b:      map[string]string{"title": "Statins after stroke in older adults.", "authors": "Roe R", "year": "2015", "journal": "Stroke"},
+			same:   true, rule: "title", unsure: "none"},
+	})
+}
+
+// A person's decisions: Same joins two records' groups (rule "person"), Different takes the
+// pair, and any other pair of the two groups, out of the unsure ones; a Different decision does
+// not split a group.
+func TestDedupDecisions(t *testing.T) {
+	col := func(v ...string) ([]string, []bool) {
+		ok := make([]bool, len(v))
+		for i := range v {
+			ok[i] = v[i] != ""
+		}
+		return v, ok
+	}
+	tb := arrowio.NewTable(4)
+	title := "Human papillomavirus study of 2916 cytological samples by PCR and DNA sequencing"
+	for _, c := range []struct {
+		name string
+		v    []string
+	}{
+		{"title", []string{title, title, title, "Another paper on something else entirely"}},
+		{"authors", []string{"Speich, N", "Speich, N", "Speich, N", "Speich, N"}},
+		{"journal", []string{"J Med Microbiol", "J Med Microbiol", "J Med Microbiol", "J Med Microbiol"}},
+		{"volume", []string{"53", "53", "53", "53"}},
+		{"start_page", []string{"125-128", "125-128", "2-8", "9-12"}},
+	} {
+		v, ok := col(c.v...)
+		tb.AddStr(c.name, v, ok)
+	}
+	tb.AddI32("year", []int32{2004, 2004, 2004, 2004}, nil)
+	run := func(opt DedupOptions) ([]int32, *DedupSummary) {
+		t.Helper()
+		out, sum, err := Dedup(tb, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := out.Col("group")
+		return g.I32, sum
+	}
+	g, sum := run(DedupOptions{})
+	if g[0] != g[1] || g[0] == g[2] || len(sum.Unsure) != 1 || sum.Unsure[0].B != 3 {
+		t.Fatalf("groups %v, unsure %+v: want rows 1 and 2 joined, one unsure pair with row 3", g, sum.Unsure)
+	}
+	g, sum = run(DedupOptions{Same: [][2]int{{1, 2}}})
+	if g[0] != g[2] || g[1] != g[2] || len(sum.Unsure) != 0 || sum.ByRule["person"] != 1 {
+		t.Fatalf("after same: groups %v, unsure %+v, links %v", g, sum.Unsure, sum.ByRule)
+	}
+	// Different on another pair of the same two groups settles them both.
+	g, sum = run(DedupOptions{Different: [][2]int{{1, 2}}})
+	if g[0] == g[2] || len(sum.Unsure) != 0 {
+		t.Fatalf("after different: groups %v, unsure %+v", g, sum.Unsure)
+	}
+	g, _ = run(DedupOptions{Different: [][2]int{{0, 1}}})
+	if g[0] != g[1] {
+		t.Fatalf("a different decision split a group the rules made: %v", g)
+	}
+	if _, _, err := Dedup(tb, DedupOptions{Same: [][2]int{{0, 4}}}); err == nil {
+		t.Fatal("a pair beyond the rows is accepted")
 	}
 }
