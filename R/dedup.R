@@ -46,6 +46,31 @@ dedup_rules <- c("doi", "pmid", "title", "citation")
 #' record-level sensitivity is 0.986 to 0.999 and specificity 1 (pairwise: every pair found is
 #' right, and 98.0 to 99.9 % of the pairs are found); see bench/README.md and the package's tests.
 #'
+#' @section Unsure pairs:
+#' Some pairs are close to a match with one or two fields against it: alike titles of one first
+#' author with two different DOIs, two page ranges, two volumes or issues, two journals' names or
+#' years two or more apart (an export's mistake, a journal under two names, a Cochrane review and
+#' its update, and as often two works: an editor's column in two issues, a conference abstract and
+#' its article), the same title under two first authors at one place, or one volume, page range and
+#' year under a title translated and without authors. They are "unsure": never merged by the
+#' rules, listed by [dedup_unsure()] with the rule that came closest and the fields that conflict,
+#' for you to decide. Two different PubMed ids and short titles ("Editorial") are never unsure.
+#' Of two groups only one pair is listed. On labelled searches 3 to 8 pairs per 1,000 records are
+#' unsure, and decided right they raise record-level sensitivity to 0.999-1 (see bench/README.md).
+#'
+#' Decide them in `decisions`: a data frame with the columns `id_a`, `id_b` (two record ids, see
+#' "What is kept") and `decision`, `"same"` or `"different"` (`NA` for undecided); the table of
+#' [dedup_unsure()] with its `decision` column filled in will do. `"same"` merges the two
+#' records' groups (their `match` is then `"person"`); `"different"` takes the pair, and every
+#' other unsure pair of the two groups, off the list. A `"different"` does not split a group that
+#' the rules or other `"same"` decisions made: check those with [dedup_groups()].
+#'
+#' Decisions are kept: each is written to the file `dedup_decisions.csv` beside the answer store
+#' (in the folder of `options(tabscreen.store)`, by default `tools::R_user_dir("tabscreen",
+#' "data")`), with the two records' ids and titles, and a later `dedup_refs()` of records with
+#' those ids and titles applies them without being given them again; a new decision on a pair
+#' replaces the old. With `options(tabscreen.store = FALSE)` nothing is kept.
+#'
 #' @section What is kept:
 #' Of each group the record with the most fields filled is kept (then the one with the longest
 #' abstract, then the first); the table keeps the order of `refs`. Its column `merged_ids` holds
@@ -63,9 +88,13 @@ dedup_rules <- c("doi", "pmid", "title", "citation")
 #'   `"citation"`.
 #' @param id The name of the column of record ids, or `NULL` (see "What is kept").
 #' @param messages `FALSE` to say nothing about what was found.
+#' @param decisions A person's decisions on unsure pairs, or `NULL` (see "Unsure pairs"): a data
+#'   frame with the columns `id_a`, `id_b` and `decision` (`"same"`, `"different"` or `NA`).
 #' @return `refs` without its duplicates, with the column `merged_ids`. The groups are the
-#'   attribute `"dedup_groups"`, also given by [dedup_groups()].
-#' @seealso [dedup_groups()] for the groups, [read_refs()], [write_refs()].
+#'   attribute `"dedup_groups"`, also given by [dedup_groups()]; the unsure pairs still to decide
+#'   the attribute `"dedup_unsure"`, given by [dedup_unsure()].
+#' @seealso [dedup_groups()] for the groups, [dedup_unsure()] for the pairs to decide,
+#'   [read_refs()], [write_refs()].
 #' @export
 #' @examples
 #' refs <- read_refs(system.file("extdata", c("fft_include.ris", "fft_exclude.ris"), package = "tabscreen"))
@@ -79,7 +108,21 @@ dedup_rules <- c("doi", "pmid", "title", "citation")
 #' nrow(unique_refs)
 #' dedup_groups(unique_refs)[, c("group", "id", "kept", "match", "title")]
 #' unique_refs$merged_ids[!is.na(unique_refs$merged_ids)]
-dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE) {
+#'
+#' # One title of one author at two page ranges: unsure, decided by a person.
+#' speich <- data.frame(id = c("a", "b"), authors = "Speich, N", year = 2004, journal = "J Med Microbiol",
+#'   volume = "53", start_page = c("125-128", "2-8"),
+#'   title = "Human papillomavirus study of 2916 cytological samples by PCR and DNA sequencing")
+#' old <- options(tabscreen.store = tempfile(fileext = ".sqlite"))
+#' x <- dedup_refs(speich, id = "id")
+#' pairs <- dedup_unsure(x)
+#' pairs[, c("id_a", "id_b", "rule", "conflicts")]
+#' pairs$decision <- "same"
+#' nrow(dedup_refs(speich, id = "id", decisions = pairs))
+#' # The decision was kept: a second call applies it.
+#' nrow(dedup_refs(speich, id = "id"))
+#' options(old)
+dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE, decisions = NULL) {
   call <- rlang::current_env()
   if (!is.data.frame(refs)) {
     abort_dedup_arg("{.arg refs} must be a data frame of references, not {.obj_type_friendly {refs}}.", "refs", call)
@@ -102,7 +145,12 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE) {
   if (!is.null(id) && anyDuplicated(ids[!is.na(ids)])) {
     abort_dedup_arg("The ids in column {.field {id}} must be unique: {.val {unique(ids[duplicated(ids)])[1]}} is there twice.", "id", call)
   }
-  out <- refs_call(list(op = "dedup", dedup = list(match = as.list(match))), df_to_ipc(dedup_fields(refs, mapped)), call)
+  titles <- as_text(refs[[which(mapped == "title")[1]]])
+  titles[is.na(titles)] <- ""
+  decided <- dedup_decisions(decisions, ids, titles, call)
+  pairs <- function(d) lapply(seq_len(nrow(d)), function(k) c(d$a[k], d$b[k]) - 1L)
+  out <- refs_call(list(op = "dedup", dedup = list(match = as.list(match), same = pairs(decided[decided$decision == "same", ]),
+    different = pairs(decided[decided$decision == "different", ]))), df_to_ipc(dedup_fields(refs, mapped)), call)
   found <- out$table[[1]]
   summary <- out$meta
   previous <- if ("merged_ids" %in% names(refs)) as_text(refs$merged_ids) else rep(NA_character_, nrow(refs))
@@ -117,11 +165,133 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE) {
   result$merged_ids <- merged
   groups <- dedup_group_table(refs, mapped, ids, found)
   attr(result, "dedup_groups") <- groups
+  unsure <- dedup_unsure_table(summary$unsure, ids, titles)
+  attr(result, "dedup_unsure") <- unsure
+  n_unsure <- nrow(unsure)
   tabscreen_inform(c(
     "{nrow(refs)} record{?s}: {summary$duplicates} duplicate{?s} in {summary$groups} group{?s}, {nrow(result)} kept.",
-    "i" = if (summary$groups > 0) "Check the groups with {.code dedup_groups(x)}; the ids merged into each record are in {.field merged_ids}."
+    "i" = if (summary$groups > 0) "Check the groups with {.code dedup_groups(x)}; the ids merged into each record are in {.field merged_ids}.",
+    "!" = if (n_unsure > 0) "{n_unsure} pair{?s} unsure, not merged: see {.code dedup_unsure(x)}, and give your decisions in {.arg decisions}.",
+    "i" = if (nrow(decided) > 0) "{nrow(decided)} decision{?s} on pairs applied."
   ), messages)
   result
+}
+
+#' The unsure pairs of dedup_refs(), for a person to decide
+#'
+#' @param x The result of [dedup_refs()].
+#' @return A tibble with a row per unsure pair still to decide (see "Unsure pairs" in
+#'   [dedup_refs()]): `id_a`, `id_b` (the records' ids), `title_a`, `title_b`, `rule` (the rule
+#'   that came closest: `"title"`, `"doi"`, `"citation"`), `conflicts` (the fields that disagree,
+#'   e.g. `"doi"` or `"pages, journal"`) and `decision` (`NA`): fill it with `"same"` or
+#'   `"different"` and give the table to [dedup_refs()] in `decisions`.
+#' @seealso [dedup_refs()], [dedup_groups()].
+#' @export
+#' @examples
+#' refs <- data.frame(title = "Human papillomavirus study of 2916 cytological samples by PCR and DNA sequencing",
+#'   authors = "Speich, N", year = 2004, journal = "J Med Microbiol", volume = "53", start_page = c("125-128", "2-8"))
+#' dedup_unsure(dedup_refs(refs, messages = FALSE))
+dedup_unsure <- function(x) {
+  unsure <- attr(x, "dedup_unsure", exact = TRUE)
+  if (is.null(unsure)) {
+    abort_dedup_arg(c("{.arg x} has no unsure pairs: it is not a result of {.fn dedup_refs}.",
+      "i" = "Subsetting a result keeps them only if it keeps its attributes."), "x", rlang::current_env())
+  }
+  unsure
+}
+
+# The unsure pairs of the Go summary (1-based rows) as the table of dedup_unsure().
+dedup_unsure_table <- function(unsure, ids, titles) {
+  a <- vapply(unsure, function(u) as.integer(u$a), integer(1))
+  b <- vapply(unsure, function(u) as.integer(u$b), integer(1))
+  tibble::tibble(id_a = ids[a], id_b = ids[b], title_a = titles[a], title_b = titles[b],
+    rule = vapply(unsure, function(u) as.character(u$rule), character(1)),
+    conflicts = vapply(unsure, function(u) paste(unlist(u$conflicts), collapse = ", "), character(1)),
+    decision = rep(NA_character_, length(a)))
+}
+
+# The decisions on pairs to apply: those given (checked, then kept in the decisions file) and
+# those kept before on records with the same ids and titles. A data frame of rows a, b and
+# decision.
+dedup_decisions <- function(decisions, ids, titles, call) {
+  file <- dedup_decisions_file(call)
+  kept <- dedup_read_decisions(file)
+  if (!is.null(decisions)) {
+    given <- dedup_check_decisions(decisions, ids, call)
+    if (nrow(given) > 0) {
+      given$title_a <- titles[match(given$id_a, ids)]
+      given$title_b <- titles[match(given$id_b, ids)]
+      given$decided_at <- format(Sys.time(), "%Y-%m-%dT%H:%M:%SZ", tz = "UTC")
+      key <- function(d) paste(d$id_a, d$id_b, d$title_a, d$title_b, sep = "\r")
+      given <- given[!duplicated(key(given), fromLast = TRUE), , drop = FALSE]
+      kept <- rbind(kept[!key(kept) %in% key(given), , drop = FALSE], given)
+      if (!is.null(file)) dedup_write_decisions(kept, file, call)
+    }
+  }
+  a <- match(kept$id_a, ids)
+  b <- match(kept$id_b, ids)
+  # A decision is about two records: the same ids with other titles are other records.
+  ok <- !is.na(a) & !is.na(b)
+  ok[ok] <- a[ok] != b[ok] & titles[a[ok]] == kept$title_a[ok] & titles[b[ok]] == kept$title_b[ok]
+  data.frame(a = a[ok], b = b[ok], decision = kept$decision[ok], stringsAsFactors = FALSE)
+}
+
+dedup_check_decisions <- function(decisions, ids, call) {
+  if (!is.data.frame(decisions) || !all(c("id_a", "id_b", "decision") %in% names(decisions))) {
+    abort_dedup_arg(c("{.arg decisions} must be a data frame with the columns {.field id_a}, {.field id_b} and {.field decision}.",
+      "i" = "Fill in the {.field decision} column of {.code dedup_unsure(x)} and give that table."), "decisions", call)
+  }
+  d <- data.frame(id_a = as_text(decisions$id_a), id_b = as_text(decisions$id_b), decision = tolower(as_text(decisions$decision)),
+    stringsAsFactors = FALSE)
+  d <- d[!is.na(d$decision), , drop = FALSE]
+  # One pair, whichever record is named first.
+  swap <- !is.na(d$id_a) & !is.na(d$id_b) & d$id_a > d$id_b
+  d[swap, c("id_a", "id_b")] <- d[swap, c("id_b", "id_a")]
+  bad <- !d$decision %in% c("same", "different")
+  if (any(bad)) {
+    abort_dedup_arg(c("The {.field decision} of {.arg decisions} must be {.val same}, {.val different} or {.code NA}.",
+      "x" = "It is {.val {d$decision[bad][1]}} for the pair {.val {d$id_a[bad][1]}} and {.val {d$id_b[bad][1]}}."), "decisions", call)
+  }
+  unknown <- is.na(d$id_a) | is.na(d$id_b) | !(d$id_a %in% ids & d$id_b %in% ids)
+  unknown[!unknown] <- d$id_a[!unknown] == d$id_b[!unknown]
+  if (any(unknown)) {
+    abort_dedup_arg(c("Every pair of {.arg decisions} must be two record ids of {.arg refs}.",
+      "x" = "{.val {d$id_a[unknown][1]}} and {.val {d$id_b[unknown][1]}} are not.",
+      "i" = "The ids are those of {.fn dedup_unsure}, from {.arg id} or the records' files and places."), "decisions", call)
+  }
+  d
+}
+
+# The decisions file beside the answer store, or NULL when the store is off.
+dedup_decisions_file <- function(call) {
+  store <- configured_store(call)
+  if (is.null(store)) NULL else file.path(dirname(store), "dedup_decisions.csv")
+}
+
+dedup_read_decisions <- function(file) {
+  empty <- data.frame(id_a = character(), id_b = character(), decision = character(), title_a = character(),
+    title_b = character(), decided_at = character(), stringsAsFactors = FALSE)
+  if (is.null(file) || !file.exists(file)) {
+    return(empty)
+  }
+  kept <- utils::read.csv(file, colClasses = "character", encoding = "UTF-8", na.strings = character())
+  kept[names(empty)]
+}
+
+dedup_write_decisions <- function(kept, file, call) {
+  dir.create(dirname(file), recursive = TRUE, showWarnings = FALSE)
+  # Written whole to a new file, then moved: a decisions file is never left half written.
+  tmp <- paste0(file, ".tmp")
+  ok <- tryCatch({
+    utils::write.csv(kept, tmp, row.names = FALSE, fileEncoding = "UTF-8", na = "")
+    file.rename(tmp, file)
+  }, error = function(e) FALSE, warning = function(w) FALSE)
+  if (!isTRUE(ok)) {
+    tabscreen_abort(c("The decisions on unsure pairs cannot be kept in {.file {file}}.",
+      "i" = "Point {.code options(tabscreen.store = ...)} at a folder you can write, or set it to FALSE to keep none."),
+      class = "tabscreen_error_dedup_decisions_file", call = call)
+  }
+  invisible(file)
 }
 
 #' The duplicate groups found by dedup_refs()

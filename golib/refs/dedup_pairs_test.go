@@ -330,9 +330,9 @@ func TestDedupUnsurePairs(t *testing.T) {
 				"journal": "Lancet", "volume": "387", "start_page": "10-15"},
 			unsure: "none"},
 		{name: "a title match is decided (by hand)",
-			a:      map[string]string{"title": "Statins after stroke in older adults", "authors": "Roe, R", "year": "2015", "journal": "Stroke"},
-			b:      map[string]string{"title": "Statins after stroke in older adults.", "authors": "Roe R", "year": "2015", "journal": "Stroke"},
-			same:   true, rule: "title", unsure: "none"},
+			a:    map[string]string{"title": "Statins after stroke in older adults", "authors": "Roe, R", "year": "2015", "journal": "Stroke"},
+			b:    map[string]string{"title": "Statins after stroke in older adults.", "authors": "Roe R", "year": "2015", "journal": "Stroke"},
+			same: true, rule: "title", unsure: "none"},
 	})
 }
 

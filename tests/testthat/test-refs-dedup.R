@@ -230,3 +230,78 @@ test_that("the issue, end page and type reach the matching: an editor's column i
   expect_equal(nrow(unique_refs), 3)
   expect_equal(dedup_groups(unique_refs)$match, c("citation", "citation"))
 })
+
+test_that("on the labelled sets, the unsure pairs decided as the labels say give record-level sensitivity >= 0.99", {
+  withr::local_options(tabscreen.store = FALSE)
+  for (name in c("asysd_diabetes", "sra_cytology", "sra_respiratory")) {
+    encoding <- if (name == "asysd_diabetes") "windows-1252" else "UTF-8"
+    refs <- read_refs(shared_data("dedup", paste0("records_", name, ".csv")), source_col = NULL, encoding = encoding)
+    truth <- utils::read.csv(shared_data("dedup", paste0("truth_", name, ".csv")), colClasses = "character")
+    ids <- as.character(refs$record_key)
+    refs$record_key <- ids
+    group <- truth$group_id[match(ids, truth$record_key)]
+    auto <- dedup_refs(refs, id = "record_key", messages = FALSE)
+    unsure <- dedup_unsure(auto)
+    expect_lte(nrow(unsure) * 1000 / nrow(refs), 20, label = paste(name, "unsure pairs per 1,000 records"))
+    # Never merged by the rules.
+    g <- dedup_groups(auto)
+    expect_false(any(g$group[match(unsure$id_a, g$id)] == g$group[match(unsure$id_b, g$id)], na.rm = TRUE))
+    unsure$decision <- ifelse(group[match(unsure$id_a, ids)] == group[match(unsure$id_b, ids)], "same", "different")
+    decided <- dedup_refs(refs, id = "record_key", decisions = unsure, messages = FALSE)
+    score <- record_scores(ids %in% decided$record_key, group)
+    message(sprintf("dedup records_%s: %d unsure pairs (%.1f per 1,000), decided by the labels: sensitivity %.4f, specificity %.4f",
+      name, nrow(unsure), nrow(unsure) * 1000 / nrow(refs), score[["sensitivity"]], score[["specificity"]]))
+    expect_gte(score[["sensitivity"]], 0.99, label = paste(name, "sensitivity with the band decided"))
+    expect_gte(score[["specificity"]], 0.999, label = paste(name, "specificity with the band decided"))
+    expect_equal(nrow(dedup_unsure(decided)), 0)
+  }
+})
+
+test_that("an unsure pair is listed, not merged; a person's decision joins or parts it, is kept and applied again", {
+  withr::local_options(tabscreen.store = tempfile("store-", fileext = ".sqlite"))
+  # One title of one author at two page ranges of one volume: one article (sra_cytology's labels).
+  refs <- read_refs(shared_data("dedup", "records_sra_cytology.csv"), source_col = NULL)
+  refs <- refs[refs$record_key %in% c("id_0000228", "id_0000229", "id_0000230"), ]
+  refs$record_key <- as.character(refs$record_key)
+  expect_message(x <- dedup_refs(refs, id = "record_key"), "1 pair unsure")
+  expect_equal(nrow(x), 3)
+  unsure <- dedup_unsure(x)
+  expect_equal(unsure[c("id_a", "id_b", "rule", "conflicts")],
+    tibble::tibble(id_a = "id_0000228", id_b = "id_0000229", rule = "title", conflicts = "pages"))
+  expect_true(all(is.na(unsure$decision)))
+
+  unsure$decision <- "same"
+  y <- dedup_refs(refs, id = "record_key", decisions = unsure, messages = FALSE)
+  expect_equal(nrow(y), 2)
+  expect_equal(dedup_groups(y)$match, c("person", "person"))
+  expect_equal(nrow(dedup_unsure(y)), 0)
+  # Kept: a second call applies it without being given it; the records in another order too.
+  expect_equal(nrow(dedup_refs(refs[3:1, ], id = "record_key", messages = FALSE)), 2)
+  # A new decision on the pair, named the other way round, replaces it.
+  expect_equal(nrow(dedup_refs(refs, id = "record_key", messages = FALSE,
+    decisions = data.frame(id_a = "id_0000229", id_b = "id_0000228", decision = "different"))), 3)
+  again <- dedup_refs(refs, id = "record_key", messages = FALSE)
+  expect_equal(nrow(again), 3)
+  expect_equal(nrow(dedup_unsure(again)), 0)
+  # The same ids on other records: the decision is not theirs.
+  other <- refs
+  other$title[1] <- "Another title altogether, of another study"
+  expect_equal(nrow(dedup_unsure(dedup_refs(other, id = "record_key", messages = FALSE))), 0)
+  other$title[1] <- paste(refs$title[1], "")
+  expect_equal(nrow(dedup_unsure(dedup_refs(other, id = "record_key", messages = FALSE))), 1)
+})
+
+test_that("bad decisions are classed errors", {
+  withr::local_options(tabscreen.store = FALSE)
+  refs <- data.frame(title = c("a", "b"), id = c("x", "y"))
+  expect_error(dedup_refs(refs, id = "id", decisions = list(id_a = "x")), class = "tabscreen_error_dedup_decisions")
+  expect_error(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "y", decision = "maybe")),
+    class = "tabscreen_error_dedup_decisions")
+  expect_error(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "z", decision = "same")),
+    class = "tabscreen_error_dedup_decisions")
+  expect_error(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "x", decision = "same")),
+    class = "tabscreen_error_dedup_decisions")
+  expect_error(dedup_unsure(refs), class = "tabscreen_error_dedup_x")
+  # NA is undecided.
+  expect_equal(nrow(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "y", decision = NA), messages = FALSE)), 2)
+})
