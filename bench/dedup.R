@@ -1,11 +1,14 @@
 # dedup_refs() measured: on the labelled sets of ../shared/data/dedup (records_*.csv, every field
 # their sources hold, read by read_refs(); truth_*.csv), pairwise precision, recall and F1 and the
-# record-level sensitivity and specificity the published tools report; the groups found in the
+# record-level sensitivity and specificity the published tools report, and the unsure pairs: how many
+# per 1,000 records, and the scores with each decided as the labels say; the groups found in the
 # real exports of ../shared/data/refs-corpus read together; and 50,000 records deduplicated in a
 # fresh R process, with its memory. Run from the package's folder with the package installed:
 #   R_LIBS=$PWD/.rlib Rscript bench/dedup.R
 # DEDUP_BENCH_SPEED=0 leaves out the 50,000 records. Prints markdown for bench/README.md.
 suppressPackageStartupMessages(library(tabscreen))
+# Decisions on unsure pairs are given, never kept from one truth to the next.
+options(tabscreen.store = FALSE)
 data_dir <- "../shared/data/dedup"
 corpus <- "../shared/data/refs-corpus"
 if (!dir.exists(data_dir)) stop("the bench needs ", data_dir)
@@ -45,16 +48,16 @@ read_set <- function(name) {
   refs
 }
 
-# The predicted group and kept flag of every record of refs.
-predicted <- function(refs) {
-  unique_refs <- dedup_refs(refs, id = "record_key", messages = FALSE)
+# The predicted group and kept flag of every record of refs, with decisions on unsure pairs.
+predicted <- function(refs, decisions = NULL) {
+  unique_refs <- dedup_refs(refs, id = "record_key", messages = FALSE, decisions = decisions)
   g <- dedup_groups(unique_refs)
   group <- paste0("own-", refs$record_key)
   kept <- rep(TRUE, nrow(refs))
   at <- match(g$id, refs$record_key)
   group[at] <- paste0("group-", g$group)
   kept[at] <- g$kept
-  list(group = group, kept = kept)
+  list(group = group, kept = kept, unsure = dedup_unsure(unique_refs))
 }
 
 sets <- c("asysd_diabetes", "sra_cytology", "sra_respiratory", "bibdedupe_special_cases")
@@ -68,8 +71,8 @@ corrections <- list(
   # different authors printed under one heading (N Engl J Med 352:2243-5).
   sra_respiratory = list("id_0000893", "id_0000709"))
 cat(sprintf("tabscreen %s\n\n", utils::packageVersion("tabscreen")))
-cat("| set (truth) | records | true groups | pairwise precision / recall / F1 (pairs wrongly joined, missed) | record level TP / FN / FP / TN | sensitivity | specificity |\n")
-cat("|---|---|---|---|---|---|---|\n")
+cat("| set (truth) | records | true groups | pairwise precision / recall / F1 (pairs wrongly joined, missed) | record level TP / FN / FP / TN | sensitivity | specificity | unsure pairs (per 1,000 records; same by the labels) | with them decided by the labels: sensitivity / specificity |\n")
+cat("|---|---|---|---|---|---|---|---|---|\n")
 for (truth_name in truths) {
   set <- sub("_(curated|corrected)$", "", truth_name)
   refs <- read_set(set)
@@ -81,10 +84,15 @@ for (truth_name in truths) {
   pred <- predicted(refs)
   ps <- pair_scores(pred$group, truth)
   rs <- record_scores(pred$kept, truth)
-  cat(sprintf("| %s | %s | %s | %.4f / %.4f / %.4f (%d, %d) | %d / %d / %d / %d | %.4f | %.4f |\n", truth_name,
+  # The middle band, every unsure pair decided as the labels say.
+  unsure <- pred$unsure
+  unsure$decision <- ifelse(truth[match(unsure$id_a, refs$record_key)] == truth[match(unsure$id_b, refs$record_key)], "same", "different")
+  band <- record_scores(predicted(refs, unsure)$kept, truth)
+  cat(sprintf("| %s | %s | %s | %.4f / %.4f / %.4f (%d, %d) | %d / %d / %d / %d | %.4f | %.4f | %d (%.1f; %d) | %.4f / %.4f |\n", truth_name,
     format(nrow(refs), big.mark = ","), format(length(unique(truth)), big.mark = ","), ps[["precision"]], ps[["recall"]],
     ps[["f1"]], ps[["pair_fp"]], ps[["pair_fn"]], rs[["tp"]], rs[["fn"]], rs[["fp"]], rs[["tn"]], rs[["sensitivity"]],
-    rs[["specificity"]]))
+    rs[["specificity"]], nrow(unsure), nrow(unsure) * 1000 / nrow(refs), sum(unsure$decision == "same"),
+    band[["sensitivity"]], band[["specificity"]]))
 }
 
 if (dir.exists(corpus)) {
@@ -100,12 +108,13 @@ if (dir.exists(corpus)) {
   }))
   unique_refs <- dedup_refs(refs, messages = FALSE)
   g <- dedup_groups(unique_refs)
+  n_unsure <- nrow(dedup_unsure(unique_refs))
   rules <- table(unlist(strsplit(g$match, ", ")))
   sizes <- table(g$group)
-  cat(sprintf("\nrefs-corpus: %d of %d files read together, %s records (%s with a PubMed id): %d groups of 2 or more (largest %d records), %s duplicates, %s kept; records linked by each rule: %s\n",
+  cat(sprintf("\nrefs-corpus: %d of %d files read together, %s records (%s with a PubMed id): %d groups of 2 or more (largest %d records), %s duplicates, %s kept; records linked by each rule: %s; %d unsure pairs (%.1f per 1,000 records)\n",
     sum(read_ok), length(files), format(nrow(refs), big.mark = ","), format(sum(!is.na(refs$pmid)), big.mark = ","),
     length(sizes), max(sizes), format(sum(sizes) - length(sizes), big.mark = ","), format(nrow(unique_refs), big.mark = ","),
-    paste(names(rules), rules, sep = " ", collapse = ", ")))
+    paste(names(rules), rules, sep = " ", collapse = ", "), n_unsure, n_unsure * 1000 / nrow(refs)))
   # One Embase search exported through seventeen tools (the files of tests/testthat/test-refs-dedup.R):
   # its DOIs tell how many works it holds.
   tools <- c("_baseline_covidence.csv", "_baseline_covidence_endnote.ris", "_baseline_covidence_mendeley.ris",
@@ -153,12 +162,12 @@ if (Sys.getenv("DEDUP_BENCH_SPEED", "1") != "0" && dir.exists(corpus)) {
     # Resets the peak, so that the one after is the deduplication's own.
     try(writeLines("5", "/proc/self/clear_refs"), silent = TRUE)
     st <- system.time(u <- dedup_refs(refs, messages = FALSE))
-    list(n = nrow(refs), seconds = st[["elapsed"]], kept = nrow(u), hwm_read = before, hwm_dedup = hwm())
+    list(n = nrow(refs), seconds = st[["elapsed"]], kept = nrow(u), unsure = nrow(dedup_unsure(u)), hwm_read = before, hwm_dedup = hwm())
   }, args = list(libs = .libPaths(), path = path, hwm = hwm), show = FALSE))
   secs <- vapply(runs, function(r) r$seconds, numeric(1))
   run <- runs[[order(secs)[2]]]
   load <- strsplit(readLines("/proc/loadavg"), " ")[[1]][1]
-  cat(sprintf("\n50,000 records (%s, the corpus's RIS exports joined, every record about %d times), 1-minute load %s: dedup_refs() %.2f s (median of %s s), %s kept; peak RSS (VmHWM) %.0f MB during read_refs(), %.0f MB during dedup_refs() (the peak reset before it)\n",
+  cat(sprintf("\n50,000 records (%s, the corpus's RIS exports joined, every record about %d times), 1-minute load %s: dedup_refs() %.2f s (median of %s s), %s kept, %s unsure pairs; peak RSS (VmHWM) %.0f MB during read_refs(), %.0f MB during dedup_refs() (the peak reset before it)\n",
     format(run$n, big.mark = ","), ceiling(50000 / sum(n_part)), load, run$seconds, paste(sprintf("%.2f", secs), collapse = ", "),
-    format(run$kept, big.mark = ","), run$hwm_read, run$hwm_dedup))
+    format(run$kept, big.mark = ","), format(run$unsure, big.mark = ","), run$hwm_read, run$hwm_dedup))
 }
