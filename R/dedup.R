@@ -58,7 +58,8 @@ dedup_rules <- c("doi", "pmid", "title", "citation")
 #' Of two groups only one pair is listed. On labelled searches 3 to 8 pairs per 1,000 records are
 #' unsure, and decided right they raise record-level sensitivity to 0.999-1 (see bench/README.md).
 #'
-#' Decide them in `decisions`: a data frame with the columns `id_a`, `id_b` (two record ids, see
+#' Decide them on a page with [dedup_review()] (the keys of [screen_review()]: `i` the same
+#' record, `e` different records), or in `decisions`: a data frame with the columns `id_a`, `id_b` (two record ids, see
 #' "What is kept") and `decision`, `"same"` or `"different"` (`NA` for undecided); the table of
 #' [dedup_unsure()] with its `decision` column filled in will do. `"same"` merges the two
 #' records' groups (their `match` is then `"person"`); `"different"` takes the pair, and every
@@ -93,8 +94,8 @@ dedup_rules <- c("doi", "pmid", "title", "citation")
 #' @return `refs` without its duplicates, with the column `merged_ids`. The groups are the
 #'   attribute `"dedup_groups"`, also given by [dedup_groups()]; the unsure pairs still to decide
 #'   the attribute `"dedup_unsure"`, given by [dedup_unsure()].
-#' @seealso [dedup_groups()] for the groups, [dedup_unsure()] for the pairs to decide,
-#'   [read_refs()], [write_refs()].
+#' @seealso [dedup_groups()] for the groups, [dedup_unsure()] and [dedup_review()] for the pairs
+#'   to decide, [read_refs()], [write_refs()].
 #' @export
 #' @examples
 #' refs <- read_refs(system.file("extdata", c("fft_include.ris", "fft_exclude.ris"), package = "tabscreen"))
@@ -148,9 +149,10 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE, de
   titles <- as_text(refs[[which(mapped == "title")[1]]])
   titles[is.na(titles)] <- ""
   decided <- dedup_decisions(decisions, ids, titles, call)
+  fields <- dedup_fields(refs, mapped)
   pairs <- function(d) lapply(seq_len(nrow(d)), function(k) c(d$a[k], d$b[k]) - 1L)
   out <- refs_call(list(op = "dedup", dedup = list(match = as.list(match), same = pairs(decided[decided$decision == "same", ]),
-    different = pairs(decided[decided$decision == "different", ]))), df_to_ipc(dedup_fields(refs, mapped)), call)
+    different = pairs(decided[decided$decision == "different", ]))), df_to_ipc(fields), call)
   found <- out$table[[1]]
   summary <- out$meta
   previous <- if ("merged_ids" %in% names(refs)) as_text(refs$merged_ids) else rep(NA_character_, nrow(refs))
@@ -165,7 +167,7 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE, de
   result$merged_ids <- merged
   groups <- dedup_group_table(refs, mapped, ids, found)
   attr(result, "dedup_groups") <- groups
-  unsure <- dedup_unsure_table(summary$unsure, ids, titles)
+  unsure <- dedup_unsure_table(summary$unsure, ids, titles, fields)
   attr(result, "dedup_unsure") <- unsure
   n_unsure <- nrow(unsure)
   tabscreen_inform(c(
@@ -183,8 +185,10 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE, de
 #' @return A tibble with a row per unsure pair still to decide (see "Unsure pairs" in
 #'   [dedup_refs()]): `id_a`, `id_b` (the records' ids), `title_a`, `title_b`, `rule` (the rule
 #'   that came closest: `"title"`, `"doi"`, `"citation"`), `conflicts` (the fields that disagree,
-#'   e.g. `"doi"` or `"pages, journal"`) and `decision` (`NA`): fill it with `"same"` or
-#'   `"different"` and give the table to [dedup_refs()] in `decisions`.
+#'   e.g. `"doi"` or `"pages, journal"`), `source_a`, `source_b` (first author, year, journal,
+#'   volume, issue, pages, DOI and PubMed id of each record, in one line) and `decision` (`NA`):
+#'   fill it with `"same"` or `"different"` and give the table to [dedup_refs()] in `decisions`,
+#'   or decide the pairs on a page with [dedup_review()].
 #' @seealso [dedup_refs()], [dedup_groups()].
 #' @export
 #' @examples
@@ -192,22 +196,40 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE, de
 #'   authors = "Speich, N", year = 2004, journal = "J Med Microbiol", volume = "53", start_page = c("125-128", "2-8"))
 #' dedup_unsure(dedup_refs(refs, messages = FALSE))
 dedup_unsure <- function(x) {
-  unsure <- attr(x, "dedup_unsure", exact = TRUE)
-  if (is.null(unsure)) {
-    abort_dedup_arg(c("{.arg x} has no unsure pairs: it is not a result of {.fn dedup_refs}.",
-      "i" = "Subsetting a result keeps them only if it keeps its attributes."), "x", rlang::current_env())
+  dedup_attr(x, "dedup_unsure", "unsure pairs", rlang::current_env())
+}
+
+# What dedup_refs() left on its result, or a classed error for anything else.
+dedup_attr <- function(x, which, what, call) {
+  value <- attr(x, which, exact = TRUE)
+  if (is.null(value)) {
+    abort_dedup_arg(c("{.arg x} has no {what}: it is not a result of {.fn dedup_refs}.",
+      "i" = "Subsetting a result keeps them only if it keeps its attributes."), "x", call)
   }
-  unsure
+  value
 }
 
 # The unsure pairs of the Go summary (1-based rows) as the table of dedup_unsure().
-dedup_unsure_table <- function(unsure, ids, titles) {
+dedup_unsure_table <- function(unsure, ids, titles, fields) {
   a <- vapply(unsure, function(u) as.integer(u$a), integer(1))
   b <- vapply(unsure, function(u) as.integer(u$b), integer(1))
   tibble::tibble(id_a = ids[a], id_b = ids[b], title_a = titles[a], title_b = titles[b],
     rule = vapply(unsure, function(u) as.character(u$rule), character(1)),
     conflicts = vapply(unsure, function(u) paste(unlist(u$conflicts), collapse = ", "), character(1)),
+    source_a = dedup_citation(fields[a, , drop = FALSE]), source_b = dedup_citation(fields[b, , drop = FALSE]),
     decision = rep(NA_character_, length(a)))
+}
+
+# Where each record was published, in one line: "Speich N; 2004; J Med Microbiol 53(2):125-128; doi 10.1/x".
+dedup_citation <- function(f) {
+  part <- function(x, fmt = "%s") ifelse(is.na(x) | !nzchar(x), "", sprintf(fmt, x))
+  first_author <- sub("(;| and ).*$", "", f$authors)
+  place <- paste0(part(f$journal), part(f$volume, " %s"), part(f$issue, "(%s)"), part(f$start_page, ":%s"), part(f$end_page, "-%s"))
+  out <- vapply(seq_len(nrow(f)), function(i) {
+    bits <- c(part(first_author[i]), part(f$year[i]), place[i], part(f$doi[i], "doi %s"), part(f$pmid[i], "PMID %s"))
+    paste(bits[nzchar(bits)], collapse = "; ")
+  }, character(1))
+  out
 }
 
 # The decisions on pairs to apply: those given (checked, then kept in the decisions file) and
@@ -221,11 +243,7 @@ dedup_decisions <- function(decisions, ids, titles, call) {
     if (nrow(given) > 0) {
       given$title_a <- titles[match(given$id_a, ids)]
       given$title_b <- titles[match(given$id_b, ids)]
-      given$decided_at <- format(Sys.time(), "%Y-%m-%dT%H:%M:%SZ", tz = "UTC")
-      key <- function(d) paste(d$id_a, d$id_b, d$title_a, d$title_b, sep = "\r")
-      given <- given[!duplicated(key(given), fromLast = TRUE), , drop = FALSE]
-      kept <- rbind(kept[!key(kept) %in% key(given), , drop = FALSE], given)
-      if (!is.null(file)) dedup_write_decisions(kept, file, call)
+      kept <- dedup_keep_decisions(given, kept, file, call)
     }
   }
   a <- match(kept$id_a, ids)
@@ -236,6 +254,21 @@ dedup_decisions <- function(decisions, ids, titles, call) {
   data.frame(a = a[ok], b = b[ok], decision = kept$decision[ok], stringsAsFactors = FALSE)
 }
 
+# Adds the decisions given (id_a, id_b, decision, title_a, title_b) to those kept, a new one on a
+# pair replacing the old, and writes them to the file (none when the store is off).
+dedup_keep_decisions <- function(given, kept, file, call) {
+  given <- given[c("id_a", "id_b", "decision", "title_a", "title_b")]
+  # One pair, whichever record is named first.
+  swap <- given$id_a > given$id_b
+  given[swap, c("id_a", "id_b", "title_a", "title_b")] <- given[swap, c("id_b", "id_a", "title_b", "title_a")]
+  given$decided_at <- rep(format(Sys.time(), "%Y-%m-%dT%H:%M:%SZ", tz = "UTC"), nrow(given))
+  key <- function(d) paste(d$id_a, d$id_b, d$title_a, d$title_b, sep = "\r")
+  given <- given[!duplicated(key(given), fromLast = TRUE), , drop = FALSE]
+  kept <- rbind(kept[!key(kept) %in% key(given), , drop = FALSE], given)
+  if (!is.null(file)) dedup_write_decisions(kept, file, call)
+  kept
+}
+
 dedup_check_decisions <- function(decisions, ids, call) {
   if (!is.data.frame(decisions) || !all(c("id_a", "id_b", "decision") %in% names(decisions))) {
     abort_dedup_arg(c("{.arg decisions} must be a data frame with the columns {.field id_a}, {.field id_b} and {.field decision}.",
@@ -244,9 +277,6 @@ dedup_check_decisions <- function(decisions, ids, call) {
   d <- data.frame(id_a = as_text(decisions$id_a), id_b = as_text(decisions$id_b), decision = tolower(as_text(decisions$decision)),
     stringsAsFactors = FALSE)
   d <- d[!is.na(d$decision), , drop = FALSE]
-  # One pair, whichever record is named first.
-  swap <- !is.na(d$id_a) & !is.na(d$id_b) & d$id_a > d$id_b
-  d[swap, c("id_a", "id_b")] <- d[swap, c("id_b", "id_a")]
   bad <- !d$decision %in% c("same", "different")
   if (any(bad)) {
     abort_dedup_arg(c("The {.field decision} of {.arg decisions} must be {.val same}, {.val different} or {.code NA}.",
@@ -309,12 +339,7 @@ dedup_write_decisions <- function(kept, file, call) {
 #' twice <- dedup_refs(rbind(refs, refs[1:2, ]), messages = FALSE)
 #' dedup_groups(twice)
 dedup_groups <- function(x) {
-  groups <- attr(x, "dedup_groups", exact = TRUE)
-  if (is.null(groups)) {
-    abort_dedup_arg(c("{.arg x} has no duplicate groups: it is not a result of {.fn dedup_refs}.",
-      "i" = "Subsetting a result keeps the groups only if it keeps its attributes."), "x", rlang::current_env())
-  }
-  groups
+  dedup_attr(x, "dedup_groups", "duplicate groups", rlang::current_env())
 }
 
 abort_dedup_arg <- function(message, arg, call, .envir = parent.frame()) {

@@ -66,15 +66,23 @@ record_scores <- function(kept, truth) {
   c(sensitivity = tp / (tp + fn), specificity = tn / (tn + fp))
 }
 
+# A labelled set with every field its source has: its records (ids as text), ids and true groups.
+read_labelled <- function(name) {
+  encoding <- if (name == "asysd_diabetes") "windows-1252" else "UTF-8"
+  refs <- read_refs(shared_data("dedup", paste0("records_", name, ".csv")), source_col = NULL, encoding = encoding)
+  truth <- utils::read.csv(shared_data("dedup", paste0("truth_", name, ".csv")), colClasses = "character")
+  ids <- as.character(refs$record_key)
+  refs$record_key <- ids
+  list(refs = refs, ids = ids, group = truth$group_id[match(ids, truth$record_key)])
+}
+
 test_that("on the labelled sets with every field their sources have, record-level sensitivity >= 0.98 and specificity >= 0.999", {
   for (name in c("asysd_diabetes", "sra_cytology", "sra_respiratory")) {
-    encoding <- if (name == "asysd_diabetes") "windows-1252" else "UTF-8"
-    refs <- read_refs(shared_data("dedup", paste0("records_", name, ".csv")), source_col = NULL, encoding = encoding)
-    truth <- utils::read.csv(shared_data("dedup", paste0("truth_", name, ".csv")), colClasses = "character")
-    ids <- as.character(refs$record_key)
-    refs$record_key <- ids
+    set <- read_labelled(name)
+    refs <- set$refs
+    ids <- set$ids
     unique_refs <- dedup_refs(refs, id = "record_key", messages = FALSE)
-    score <- record_scores(ids %in% unique_refs$record_key, truth$group_id[match(ids, truth$record_key)])
+    score <- record_scores(ids %in% unique_refs$record_key, set$group)
     message(sprintf("dedup records_%s: sensitivity %.4f, specificity %.4f", name, score[["sensitivity"]], score[["specificity"]]))
     expect_gte(score[["sensitivity"]], 0.98, label = paste(name, "sensitivity"))
     expect_gte(score[["specificity"]], 0.999, label = paste(name, "specificity"))
@@ -234,12 +242,10 @@ test_that("the issue, end page and type reach the matching: an editor's column i
 test_that("on the labelled sets, the unsure pairs decided as the labels say give record-level sensitivity >= 0.99", {
   withr::local_options(tabscreen.store = FALSE)
   for (name in c("asysd_diabetes", "sra_cytology", "sra_respiratory")) {
-    encoding <- if (name == "asysd_diabetes") "windows-1252" else "UTF-8"
-    refs <- read_refs(shared_data("dedup", paste0("records_", name, ".csv")), source_col = NULL, encoding = encoding)
-    truth <- utils::read.csv(shared_data("dedup", paste0("truth_", name, ".csv")), colClasses = "character")
-    ids <- as.character(refs$record_key)
-    refs$record_key <- ids
-    group <- truth$group_id[match(ids, truth$record_key)]
+    set <- read_labelled(name)
+    refs <- set$refs
+    ids <- set$ids
+    group <- set$group
     auto <- dedup_refs(refs, id = "record_key", messages = FALSE)
     unsure <- dedup_unsure(auto)
     expect_lte(nrow(unsure) * 1000 / nrow(refs), 20, label = paste(name, "unsure pairs per 1,000 records"))
@@ -304,4 +310,44 @@ test_that("bad decisions are classed errors", {
   expect_error(dedup_unsure(refs), class = "tabscreen_error_dedup_x")
   # NA is undecided.
   expect_equal(nrow(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "y", decision = NA), messages = FALSE)), 2)
+})
+
+test_that("the unsure pairs are decided on the review app's page: i same, e different, z undo; kept for dedup_refs()", {
+  withr::local_options(tabscreen.store = tempfile("store-", fileext = ".sqlite"))
+  # Speich 2004 at two page ranges (one article), and Stemmler 2010's two papers of one series
+  # in one volume (two), from the labelled sets.
+  cyto <- read_refs(shared_data("dedup", "records_sra_cytology.csv"), source_col = NULL)
+  resp <- read_refs(shared_data("dedup", "records_sra_respiratory.csv"), source_col = NULL)
+  fields <- c("record_key", "title", "authors", "year", "journal", "volume", "start_page")
+  refs <- rbind(cyto[cyto$record_key %in% c("id_0000228", "id_0000229"), fields],
+    resp[resp$record_key %in% c("id_0001006", "id_0001007"), fields])
+  refs$record_key <- c("c228", "c229", "r1006", "r1007")
+  x <- dedup_refs(refs, id = "record_key", messages = FALSE)
+  expect_equal(nrow(x), 4)
+  expect_equal(dedup_unsure(x)$id_a, c("c228", "r1006"))
+
+  app <- suppressMessages(dedup_review(x, reviewer = "ann", open = FALSE, wait = FALSE))
+  withr::defer(app$stop())
+  st <- review_state(app)
+  expect_equal(st$studyid, c("c228 | c229", "r1006 | r1007"))
+  expect_match(st$items[[1]]$abstract, "(?s)Speich, N.*125-128.*2-8.*against it: pages", perl = TRUE)
+  decide(app, "c228 | c229", "Include")
+  decide(app, "r1006 | r1007", "Unsure")
+  d <- dedup_review_decisions(x)
+  expect_equal(d$decision, c("same", NA))
+  # z: the Unsure taken back, then Exclude.
+  expect_equal(review_api(app, "/api/undo", list(reviewer = "ann"))$status, 200L)
+  decide(app, "r1006 | r1007", "Exclude")
+  expect_equal(dedup_review_decisions(x)$decision, c("same", "different"))
+  # Two reviewers who disagree leave a pair undecided; one reviewer's decisions can be read alone.
+  decide(app, "c228 | c229", "Exclude", reviewer = "bob")
+  expect_equal(dedup_review_decisions(x)$decision, c(NA, "different"))
+  expect_equal(dedup_review_decisions(x, reviewer = "ann")$decision, c("same", "different"))
+  app$stop()
+
+  # Kept: dedup_refs() of the same records applies both, without being given them.
+  again <- dedup_refs(refs, id = "record_key", messages = FALSE)
+  expect_equal(nrow(again), 3)
+  expect_equal(nrow(dedup_unsure(again)), 0)
+  expect_equal(sort(dedup_groups(again)$id), c("c228", "c229"))
 })
