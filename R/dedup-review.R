@@ -12,7 +12,7 @@
 #' again continue where you stopped.
 #'
 #' `dedup_review_decisions()` reads the page's decisions, also while it is open, and keeps them
-#' with the decisions of [dedup_refs()] (the file `dedup_decisions.csv` beside the answer store):
+#' with the decisions of [dedup_refs()] (a CSV file beside the answer store, see "Unsure pairs"):
 #' the next `dedup_refs()` of the same records applies them. A pair is `"same"` when every
 #' reviewer who decided it chose Include, `"different"` when every one chose Exclude, else `NA`.
 #' A decision taken back on the page after it was read stays kept: give the pair a new one.

@@ -66,11 +66,12 @@ dedup_rules <- c("doi", "pmid", "title", "citation")
 #' other unsure pair of the two groups, off the list. A `"different"` does not split a group that
 #' the rules or other `"same"` decisions made: check those with [dedup_groups()].
 #'
-#' Decisions are kept: each is written to the file `dedup_decisions.csv` beside the answer store
-#' (in the folder of `options(tabscreen.store)`, by default `tools::R_user_dir("tabscreen",
-#' "data")`), with the two records' ids and titles, and a later `dedup_refs()` of records with
-#' those ids and titles applies them without being given them again; a new decision on a pair
-#' replaces the old. With `options(tabscreen.store = FALSE)` nothing is kept.
+#' Decisions are kept: each is written, with the two records' ids and titles, to a CSV file beside
+#' the answer store of `options(tabscreen.store)`, named after it (`answers.sqlite`, the default
+#' in `tools::R_user_dir("tabscreen", "data")`, keeps them in `answers-dedup-decisions.csv`).
+#' A later `dedup_refs()` of records with those ids and titles applies them without being given
+#' them again; a new decision on a pair replaces the old. With `options(tabscreen.store = FALSE)`
+#' nothing is kept.
 #'
 #' @section What is kept:
 #' Of each group the record with the most fields filled is kept (then the one with the longest
@@ -292,10 +293,10 @@ dedup_check_decisions <- function(decisions, ids, call) {
   d
 }
 
-# The decisions file beside the answer store, or NULL when the store is off.
+# The decisions file beside the answer store, one per store, or NULL when the store is off.
 dedup_decisions_file <- function(call) {
   store <- configured_store(call)
-  if (is.null(store)) NULL else file.path(dirname(store), "dedup_decisions.csv")
+  if (is.null(store)) NULL else paste0(sub("[.]sqlite$", "", store), "-dedup-decisions.csv")
 }
 
 dedup_read_decisions <- function(file) {

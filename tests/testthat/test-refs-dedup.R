@@ -289,6 +289,9 @@ test_that("an unsure pair is listed, not merged; a person's decision joins or pa
   again <- dedup_refs(refs, id = "record_key", messages = FALSE)
   expect_equal(nrow(again), 3)
   expect_equal(nrow(dedup_unsure(again)), 0)
+  # Each answer store keeps its own decisions, even beside another in one folder.
+  withr::with_options(list(tabscreen.store = tempfile("store-", fileext = ".sqlite")),
+    expect_equal(nrow(dedup_unsure(dedup_refs(refs, id = "record_key", messages = FALSE))), 1))
   # The same ids on other records: the decision is not theirs.
   other <- refs
   other$title[1] <- "Another title altogether, of another study"
@@ -349,5 +352,8 @@ test_that("the unsure pairs are decided on the review app's page: i same, e diff
   again <- dedup_refs(refs, id = "record_key", messages = FALSE)
   expect_equal(nrow(again), 3)
   expect_equal(nrow(dedup_unsure(again)), 0)
+  # Each answer store keeps its own decisions, even beside another in one folder.
+  withr::with_options(list(tabscreen.store = tempfile("store-", fileext = ".sqlite")),
+    expect_equal(nrow(dedup_unsure(dedup_refs(refs, id = "record_key", messages = FALSE))), 2))
   expect_equal(sort(dedup_groups(again)$id), c("c228", "c229"))
 })
