@@ -174,7 +174,7 @@ dedup_refs <- function(refs, match = dedup_rules, id = NULL, messages = TRUE, de
   tabscreen_inform(c(
     "{nrow(refs)} record{?s}: {summary$duplicates} duplicate{?s} in {summary$groups} group{?s}, {nrow(result)} kept.",
     "i" = if (summary$groups > 0) "Check the groups with {.code dedup_groups(x)}; the ids merged into each record are in {.field merged_ids}.",
-    "!" = if (n_unsure > 0) "{n_unsure} pair{?s} unsure, not merged: see {.code dedup_unsure(x)}, and give your decisions in {.arg decisions}.",
+    "!" = if (n_unsure > 0) "{n_unsure} pair{?s} unsure, not merged: decide them with {.code dedup_review(x)}, or see {.code dedup_unsure(x)} and give your decisions in {.arg decisions}.",
     "i" = if (nrow(decided) > 0) "{nrow(decided)} decision{?s} on pairs applied."
   ), messages)
   result
@@ -330,10 +330,11 @@ dedup_write_decisions <- function(kept, file, call) {
 #' @param x The result of [dedup_refs()].
 #' @return A tibble with a row per record of each group of two or more: `group` (1, 2, ...),
 #'   `id` (the record's id, see [dedup_refs()]), `kept` (`TRUE` for the record kept), `match`
-#'   (the rules that linked the record to others of its group, e.g. `"doi, title"`), and the
+#'   (the rules that linked the record to others of its group, e.g. `"doi, title"`, and
+#'   `"person"` for a person's decision on an unsure pair), and the
 #'   record's `title`, `authors`, `year`, `journal`, `doi`, `pmid` and `source_file` when `refs`
 #'   had them. Ordered by group, the kept record first.
-#' @seealso [dedup_refs()].
+#' @seealso [dedup_refs()]; [dedup_unsure()] for the pairs not merged because unsure.
 #' @export
 #' @examples
 #' refs <- read_refs(system.file("extdata", "fft_include.ris", package = "tabscreen"))
