@@ -40,6 +40,7 @@
 #' options(old)
 dedup_review <- function(x, reviewer = NULL, port = NULL, open = interactive(), wait = interactive()) {
   pairs <- dedup_unsure(x)
+  dedup_review_store(rlang::current_env())
   if (nrow(pairs) == 0) {
     cli::cli_inform(c("i" = "No unsure pairs to decide."), class = "tabscreen_message")
     return(invisible(pairs))
@@ -59,6 +60,7 @@ dedup_review <- function(x, reviewer = NULL, port = NULL, open = interactive(), 
 dedup_review_decisions <- function(x, reviewer = NULL) {
   call <- rlang::current_env()
   pairs <- dedup_unsure(x)
+  dedup_review_store(call)
   if (nrow(pairs) == 0) {
     return(pairs)
   }
@@ -87,4 +89,13 @@ dedup_review_table <- function(pairs) {
   tibble::tibble(studyid = paste(pairs$id_a, pairs$id_b, sep = " | "),
     title = paste0(pairs$title_a, "  |  ", pairs$title_b), abstract = text,
     final_decision_llm = "Check", final_decision_llm_num = NA_integer_, incl_p = NA_real_)
+}
+
+# The page keeps every click in the answer store: without one there is nowhere to keep them.
+dedup_review_store <- function(call) {
+  if (is.null(configured_store(call))) {
+    tabscreen_abort(c("The answer store is off ({.code options(tabscreen.store = FALSE)}): the page's decisions could not be kept.",
+      "i" = "Point {.code options(tabscreen.store)} at a file, or decide the pairs in {.code dedup_refs(decisions = )}."),
+      class = c("tabscreen_error_dedup_store", "tabscreen_error_store"), call = call)
+  }
 }

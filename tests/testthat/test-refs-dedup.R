@@ -311,6 +311,9 @@ test_that("bad decisions are classed errors", {
   expect_error(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "x", decision = "same")),
     class = "tabscreen_error_dedup_decisions")
   expect_error(dedup_unsure(refs), class = "tabscreen_error_dedup_x")
+  expect_error(dedup_review(refs, open = FALSE, wait = FALSE), class = "tabscreen_error_dedup_x")
+  expect_error(dedup_review(dedup_refs(refs, messages = FALSE), open = FALSE, wait = FALSE), class = "tabscreen_error_dedup_store")
+  expect_error(dedup_review_decisions(dedup_refs(refs, messages = FALSE)), class = "tabscreen_error_dedup_store")
   # NA is undecided.
   expect_equal(nrow(dedup_refs(refs, id = "id", decisions = data.frame(id_a = "x", id_b = "y", decision = NA), messages = FALSE)), 2)
 })
