@@ -167,11 +167,16 @@ methods_rule <- function(st) {
       " and below ", up, ",") else "", " and excluded otherwise")
 }
 
+# When the answers came: " on <date>" or " between <date> and <date>" ("" when unknown).
+methods_when <- function(dates) {
+  if (is.null(dates)) "" else if (dates[1] == dates[2]) paste0(" on ", dates[1]) else
+    paste0(" between ", dates[1], " and ", dates[2])
+}
+
 methods_screening <- function(f) {
   if (!is.null(f$ensemble)) return(methods_ensemble(f))
   first <- f$stages[[1]]
-  when <- if (is.null(f$dates)) "" else if (f$dates[1] == f$dates[2]) paste0(" on ", f$dates[1]) else
-    paste0(" between ", f$dates[1], " and ", f$dates[2])
+  when <- methods_when(f$dates)
   asked <- methods_asked(first)
   prompts <- if (length(f$prompts) == 1) "the prompt in the appendix" else paste("each of the", length(f$prompts), "prompts in the appendix")
   s <- paste0("Titles and abstracts of ", methods_number(f$records), " records were screened", when, " with the large language model ",
@@ -191,8 +196,7 @@ methods_screening <- function(f) {
 
 # An ensemble's screenings, one sentence each, and how their verdicts were combined.
 methods_ensemble <- function(f) {
-  when <- if (is.null(f$dates)) "" else if (f$dates[1] == f$dates[2]) paste0(" on ", f$dates[1]) else
-    paste0(" between ", f$dates[1], " and ", f$dates[2])
+  when <- methods_when(f$dates)
   each <- vapply(f$stages, function(st) {
     paste0("With ", methods_model(st), ", each record was screened ", methods_asked(st), ", and ", methods_rule(st), ".")
   }, character(1))

@@ -36,11 +36,3 @@ review_state <- function(app) {
     queues = lapply(items, function(i) unlist(i$queues)), items = items)
 }
 
-# Text as the report writes it into HTML.
-html_escape_test <- function(x) {
-  x <- gsub("&", "&amp;", x, fixed = TRUE)
-  x <- gsub("<", "&lt;", x, fixed = TRUE)
-  x <- gsub(">", "&gt;", x, fixed = TRUE)
-  x <- gsub("\"", "&quot;", x, fixed = TRUE)
-  gsub("'", "&#39;", x, fixed = TRUE)
-}

@@ -129,7 +129,7 @@ test_that("screen_report() shows the PRISMA flow, the audit's bound and the meth
   expect_match(html, paste0("Duplicate records removed (n = ", n("duplicates_removed"), ")"), fixed = TRUE)
   expect_match(html, paste0("Reports not retrieved<br>(n = 3)"), fixed = TRUE)
   expect_match(html, paste0("<td>", audit$excludes, "</td><td>8</td><td>0</td><td><strong>", audit$missed_upper, "</strong>"), fixed = TRUE)
-  expect_match(html, html_escape_test(strsplit(format(screen_methods(res), "text"), "\n\n", fixed = TRUE)[[1]][1]), fixed = TRUE)
+  expect_match(html, html_escape(strsplit(format(screen_methods(res), "text"), "\n\n", fixed = TRUE)[[1]][1]), fixed = TRUE)
   # Without the counts given, the report counts what the screening alone tells.
   alone <- paste(readLines(screen_report(res, open = FALSE), encoding = "UTF-8"), collapse = "\n")
   expect_match(alone, "Records identified from:<br>  Databases (n = ?)", fixed = TRUE)
